@@ -1,0 +1,245 @@
+/* kfuse: kernel fusion and JIT compilation engine.
+ * The whole public API.  Every symbol has the prefix kf_ / KF_.
+ * Conventions: every call that can fail returns a kf_status; no call exits
+ * or aborts the process; strings returned by kfuse stay valid as long as the
+ * object they came from unless said otherwise. */
+#ifndef KFUSE_H
+#define KFUSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(KFUSE_BUILDING) && defined(__GNUC__)
+#define KF_API __attribute__((visibility("default")))
+#else
+#define KF_API
+#endif
+
+#define KFUSE_VERSION_MAJOR 0
+#define KFUSE_VERSION_MINOR 1
+#define KFUSE_VERSION_PATCH 0
+#define KFUSE_VERSION ((KFUSE_VERSION_MAJOR * 10000) + (KFUSE_VERSION_MINOR * 100) + KFUSE_VERSION_PATCH)
+
+/* Version of the linked library, as KFUSE_VERSION.  A program can compare
+ * it with the header it was compiled against: kf_version() == KFUSE_VERSION. */
+KF_API int kf_version(void);
+
+/* -- Status codes ---------------------------------------------------------- */
+
+typedef enum kf_status {
+    KF_OK = 0,
+    KF_ERR_INVALID_ARG,  /* null pointer, out-of-range enum, bad node id */
+    KF_ERR_NO_MEMORY,    /* allocation failed */
+    KF_ERR_PARSE,        /* malformed .kir text */
+    KF_ERR_TYPE,         /* a dtype rule was broken */
+    KF_ERR_SHAPE,        /* rank, broadcasting, axis or size mismatch */
+    KF_ERR_NAME,         /* undefined or duplicate name */
+    KF_ERR_LIMIT,        /* a configured limit (depth, size) was exceeded */
+    KF_ERR_INDEX,        /* take: an index was out of range at run time */
+    KF_ERR_IO,           /* a file could not be read or written */
+    KF_ERR_UNSUPPORTED   /* valid request that this build cannot serve */
+} kf_status;
+
+/* A static English description of a status code ("shape error", ...). */
+KF_API const char *kf_status_string(kf_status s);
+
+/* -- Dtypes ---------------------------------------------------------------- */
+
+typedef enum kf_dtype {
+    KF_BOOL, KF_I8, KF_I16, KF_I32, KF_I64,
+    KF_U8, KF_U16, KF_U32, KF_U64,
+    KF_F16, KF_BF16, KF_F32, KF_F64,
+    KF_DTYPE_COUNT
+} kf_dtype;
+
+KF_API const char *kf_dtype_name(kf_dtype t);     /* "f32"; NULL when out of range */
+KF_API size_t kf_dtype_size(kf_dtype t);          /* bytes per element; 0 when out of range */
+
+/* -- Ops ------------------------------------------------------------------- */
+
+/* One enumerator per line of ops.def (installed as kfuse/ops.def):
+ * KF_OP_ADD, KF_OP_SUM, ...  Reductions min/max are KF_OP_RMIN/KF_OP_RMAX. */
+typedef enum kf_op {
+#define KF_OP(id, name, arity, kind, rule, flags) KF_OP_##id,
+#include "kfuse/ops.def"
+#undef KF_OP
+    KF_OP_COUNT
+} kf_op;
+
+KF_API const char *kf_op_name(kf_op op);          /* text name ("add"); NULL when out of range */
+
+/* -- Graphs: the builder API ----------------------------------------------- *
+ * A graph is a DAG of nodes in one flat array; a kf_node is an index into it
+ * and every node refers only to earlier ones.  Each builder call checks its
+ * operands at once (dtypes, broadcasting, axes).  The first failure is kept
+ * on the graph (status, node, message) and every later builder call on that
+ * graph is a no-op returning KF_NONE, so a program may build a whole graph
+ * and check once: kf_graph_verify() reports the kept error.
+ * A graph is not safe to modify from two threads at once; a finished graph
+ * may be read from many threads. */
+
+typedef struct kf_graph kf_graph;
+typedef int32_t kf_node;
+#define KF_NONE ((kf_node)-1)
+#define KF_MAX_RANK 8
+
+/* A dimension: a literal size (sym == NULL, size >= 0) or a symbol bound at
+ * run time (sym != NULL, size ignored). */
+typedef struct kf_dim {
+    int64_t size;
+    const char *sym;
+} kf_dim;
+#define KF_DIM(n) ((kf_dim){ (n), NULL })
+#define KF_SYM(s) ((kf_dim){ 0, (s) })
+
+/* New empty graph named 'name' (an identifier).  NULL only when out of memory. */
+KF_API kf_graph *kf_graph_new(const char *name);
+KF_API void kf_graph_free(kf_graph *g);
+/* Deep copy; NULL when out of memory. */
+KF_API kf_graph *kf_graph_clone(const kf_graph *g);
+
+/* Array input 'name' of dtype t and the given shape (rank 0 gives a 0-d
+ * array).  Inputs are the graph's parameters, in the order declared. */
+KF_API kf_node kf_input(kf_graph *g, const char *name, kf_dtype t, int rank, const kf_dim *dims);
+/* Scalar input passed by value: changing its value never recompiles. */
+KF_API kf_node kf_scalar(kf_graph *g, const char *name, kf_dtype t);
+
+/* Literal constants of dtype t (rank 0; they broadcast).  The value must be
+ * representable in t: kf_lit_f with an integer dtype needs an integral value
+ * in range; bool takes 0 or 1.  Equal literals are shared (interned). */
+KF_API kf_node kf_lit_f(kf_graph *g, kf_dtype t, double v);
+KF_API kf_node kf_lit_i(kf_graph *g, kf_dtype t, int64_t v);
+KF_API kf_node kf_lit_u(kf_graph *g, kf_dtype t, uint64_t v);
+
+/* Any elementwise op by its arity: unary, binary, ternary. */
+KF_API kf_node kf_apply(kf_graph *g, kf_op op, int nargs, const kf_node *args);
+KF_API kf_node kf_unary(kf_graph *g, kf_op op, kf_node a);
+KF_API kf_node kf_binary(kf_graph *g, kf_op op, kf_node a, kf_node b);
+KF_API kf_node kf_ternary(kf_graph *g, kf_op op, kf_node a, kf_node b, kf_node c);
+KF_API kf_node kf_cast(kf_graph *g, kf_node a, kf_dtype t);
+/* Element index along 'axis' of an array of dtype t and the given shape. */
+KF_API kf_node kf_iota(kf_graph *g, kf_dtype t, int rank, const kf_dim *dims, int axis);
+/* v[index[...]]: v is 1-D, index any integer dtype and shape; the result has
+ * index's shape and v's dtype. */
+KF_API kf_node kf_take(kf_graph *g, kf_node v, kf_node index);
+/* Reduction op (KF_OP_SUM, PROD, RMIN, RMAX, MEAN, ARGMIN, ARGMAX) over the
+ * given axes (negative counts from the end), or over all axes when naxes is
+ * 0.  keepdims keeps reduced axes with size 1. */
+KF_API kf_node kf_reduce(kf_graph *g, kf_op op, kf_node a, int naxes, const int *axes, bool keepdims);
+
+/* Name a node (an identifier, unique in the graph).  Names are for reading
+ * only: they change neither the meaning nor the hash. */
+KF_API kf_status kf_set_name(kf_graph *g, kf_node n, const char *name);
+/* Mark n as the graph's next output.  An output is known by its node's
+ * name: 'name' names n when n is unnamed, must equal n's name when it has
+ * one, and may be NULL for a named n.  A node is an output at most once. */
+KF_API kf_status kf_output(kf_graph *g, kf_node n, const char *name);
+
+/* Check the finished graph: the kept builder error if any, else every
+ * node's dtype and shape rules again and that there is at least one output.
+ * A failure found here is kept on the graph like a builder error. */
+KF_API kf_status kf_graph_verify(kf_graph *g);
+/* The first builder error: status (KF_OK if none), message ("" if none) and
+ * the node it concerns (KF_NONE if none). */
+KF_API kf_status kf_graph_status(const kf_graph *g);
+KF_API const char *kf_graph_error(const kf_graph *g);
+KF_API kf_node kf_graph_error_node(const kf_graph *g);
+
+/* -- Graphs: reading ------------------------------------------------------- */
+
+KF_API const char *kf_graph_name(const kf_graph *g);
+KF_API int kf_graph_num_nodes(const kf_graph *g);
+KF_API int kf_graph_num_inputs(const kf_graph *g);
+KF_API int kf_graph_num_outputs(const kf_graph *g);
+KF_API kf_node kf_graph_input(const kf_graph *g, int i);       /* KF_NONE out of range */
+KF_API kf_node kf_graph_output(const kf_graph *g, int i);
+KF_API const char *kf_graph_output_name(const kf_graph *g, int i);
+
+KF_API kf_op kf_node_op(const kf_graph *g, kf_node n);
+KF_API kf_dtype kf_node_dtype(const kf_graph *g, kf_node n);
+KF_API int kf_node_rank(const kf_graph *g, kf_node n);         /* -1 for a bad node */
+/* Dimension i of n: fills *d with a literal size or a symbol name (owned by
+ * the graph). */
+KF_API kf_status kf_node_dim(const kf_graph *g, kf_node n, int i, kf_dim *d);
+KF_API bool kf_node_is_scalar(const kf_graph *g, kf_node n);   /* scalar input */
+KF_API const char *kf_node_name(const kf_graph *g, kf_node n); /* NULL when unnamed */
+
+/* Canonical structural hash (128 bits, XXH3): equal for graphs that compute
+ * the same DAG from the same inputs and outputs, whatever the value, symbol
+ * and graph names and the order of independent statements; different when
+ * any op, dtype, shape, literal, attribute, input or output differs.  Nodes
+ * that no output depends on are not part of it.  Stable across runs and
+ * machines (docs/ir.md gives the exact encoding). */
+typedef struct kf_hash {
+    uint64_t lo, hi;
+} kf_hash;
+KF_API kf_status kf_graph_hash(const kf_graph *g, kf_hash *out);
+
+/* -- Text format (.kir) ---------------------------------------------------- */
+
+/* Limits for the parser and for every later walk over a graph.  Zero fields
+ * take the defaults, which no real program reaches. */
+typedef struct kf_limits {
+    uint32_t max_depth;      /* nested expressions; default 256 */
+    uint32_t max_nodes;      /* nodes per graph; default 1 << 20 */
+    size_t max_bytes;        /* size of the text; default 256 MiB */
+} kf_limits;
+
+/* A parsed .kir file: any number of graphs, owned by the module. */
+typedef struct kf_module kf_module;
+
+/* Parse text of length len (need not be NUL-terminated); 'filename' is used
+ * in messages only (may be NULL).  *out receives a module even on failure
+ * (NULL only when out of memory) whose kf_module_error() says
+ * "file:line:col: error: message" for the first error.  Every graph is
+ * verified.  opts may be NULL. */
+KF_API kf_status kf_module_parse(const char *text, size_t len, const char *filename,
+                          const kf_limits *opts, kf_module **out);
+KF_API kf_status kf_module_parse_file(const char *path, const kf_limits *opts, kf_module **out);
+KF_API void kf_module_free(kf_module *m);
+KF_API const char *kf_module_error(const kf_module *m);
+KF_API int kf_module_num_graphs(const kf_module *m);
+KF_API kf_graph *kf_module_graph(const kf_module *m, int i);   /* NULL out of range */
+KF_API kf_graph *kf_module_find(const kf_module *m, const char *name);
+
+/* Print g as one .kir graph (without the "kfuse 1" line), or a whole module
+ * with its version line.  Printing then parsing gives a graph with the same
+ * structure and hash. */
+KF_API kf_status kf_graph_print(const kf_graph *g, FILE *f);
+KF_API kf_status kf_module_print(const kf_module *m, FILE *f);
+/* The same into a new NUL-terminated string; release it with kf_free. */
+KF_API char *kf_graph_to_text(const kf_graph *g);
+KF_API void kf_free(void *p);
+
+/* -- Reference interpreter ------------------------------------------------- */
+
+/* A dense row-major host array. */
+typedef struct kf_host_array {
+    void *data;
+    kf_dtype dtype;
+    int rank;
+    int64_t shape[KF_MAX_RANK];
+} kf_host_array;
+
+/* Evaluate g on host arrays, exactly as docs/ir.md defines every op; the
+ * oracle that every backend is tested against.  inputs[i] matches the
+ * graph's i-th input (a scalar input is a rank-0 array); symbols are bound
+ * from the input shapes and must agree.  On success each outputs[i] gets a
+ * freshly allocated array (release data with kf_free).  On failure nothing
+ * is allocated and, if errbuf is not NULL, a message is written to it; the
+ * one exception is KF_ERR_INDEX (a take index out of range), which still
+ * fills every output, with 0 where the index was bad, and the message names
+ * the first bad index. */
+KF_API kf_status kf_interpret(const kf_graph *g, const kf_host_array *inputs, int ninputs,
+                       kf_host_array *outputs, int noutputs, char *errbuf, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KFUSE_H */
