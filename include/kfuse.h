@@ -43,7 +43,11 @@ typedef enum kf_status {
     KF_ERR_LIMIT,        /* a configured limit (depth, size) was exceeded */
     KF_ERR_INDEX,        /* take: an index was out of range at run time */
     KF_ERR_IO,           /* a file could not be read or written */
-    KF_ERR_UNSUPPORTED   /* valid request that this build cannot serve */
+    KF_ERR_UNSUPPORTED,  /* valid request that this build or device cannot serve */
+    KF_ERR_NO_DEVICE,    /* no usable device or driver for the requested backend */
+    KF_ERR_DEVICE,       /* the driver reported an error (its name is in the message) */
+    KF_ERR_COMPILE,      /* generated code failed to compile (the log is in the message) */
+    KF_ERR_CONTEXT       /* an object from another context, or a destroyed one */
 } kf_status;
 
 /* A static English description of a status code ("shape error", ...). */
@@ -238,6 +242,123 @@ typedef struct kf_host_array {
  * the first bad index. */
 KF_API kf_status kf_interpret(const kf_graph *g, const kf_host_array *inputs, int ninputs,
                        kf_host_array *outputs, int noutputs, char *errbuf, size_t errlen);
+
+
+/* -- Runtime: contexts ----------------------------------------------------- *
+ * A context owns one device of one backend, its buffers, streams, events and
+ * compiled programs.  Every kf_ call on a context (and on objects made from
+ * it) may be made from many host threads at once unless its comment says
+ * otherwise; each host thread should use its own stream for overlap.  */
+
+typedef enum kf_backend {
+    KF_BACKEND_AUTO = 0,  /* CUDA, then an OpenCL GPU, then the CPU backend, then OpenCL on a CPU */
+    KF_BACKEND_CUDA,
+    KF_BACKEND_OPENCL,
+    KF_BACKEND_CPU
+} kf_backend;
+
+KF_API const char *kf_backend_name(kf_backend b);   /* "cuda", "opencl", "cpu", "auto" */
+
+typedef struct kf_context kf_context;
+typedef struct kf_buffer kf_buffer;
+typedef struct kf_stream kf_stream;
+typedef struct kf_event kf_event;
+typedef struct kf_program kf_program;
+
+typedef struct kf_context_options {
+    kf_backend backend;   /* KF_BACKEND_AUTO unless set; env KFUSE_BACKEND overrides AUTO */
+    int device;           /* device index within the backend; -1: env KFUSE_DEVICE, else 0 */
+} kf_context_options;
+
+typedef struct kf_device_info {
+    kf_backend backend;
+    char name[128];        /* "NVIDIA H100 80GB HBM3", "pthread-skylake-avx512" */
+    char arch[64];         /* "sm_90"; OpenCL: the device version string */
+    char driver[64];       /* driver version */
+    uint64_t memory_bytes; /* global memory */
+    int compute_units;     /* SMs / compute units */
+    bool fp64, fp16;       /* f64 and f16 arrays supported */
+} kf_device_info;
+
+/* Create a context.  opts may be NULL (all defaults).  On failure *out is
+ * NULL and, if errbuf is given, it receives the reason (no driver, no
+ * device, the driver's error name). */
+KF_API kf_status kf_context_create(const kf_context_options *opts, kf_context **out, char *errbuf, size_t errlen);
+/* Destroy a context and everything made from it (programs, buffers,
+ * streams, events).  Not to be called while other threads use it. */
+KF_API void kf_context_destroy(kf_context *ctx);
+KF_API kf_status kf_context_info(kf_context *ctx, kf_device_info *out);
+/* The message of the last failed call made by this thread on ctx (compiler
+ * log, symbol names, driver error name); "" when none. */
+KF_API const char *kf_context_error(kf_context *ctx);
+
+/* -- Runtime: buffers and views -------------------------------------------- */
+
+/* Device memory of 'bytes' bytes (at least 256-byte aligned). */
+KF_API kf_status kf_buffer_alloc(kf_context *ctx, size_t bytes, kf_buffer **out);
+KF_API void kf_buffer_free(kf_buffer *b);
+KF_API size_t kf_buffer_size(const kf_buffer *b);
+/* Copies between host memory and a buffer at a byte offset.  With stream
+ * NULL the call is synchronous (returns when the copy is done); with a
+ * stream it is queued and the host memory must stay valid until the stream
+ * reaches it. */
+KF_API kf_status kf_upload(kf_buffer *dst, size_t offset, const void *src, size_t bytes, kf_stream *stream);
+KF_API kf_status kf_download(void *dst, const kf_buffer *src, size_t offset, size_t bytes, kf_stream *stream);
+
+/* An array in a buffer: byte offset of element [0,...,0], dtype, shape and
+ * strides in elements (any integer, 0 for a broadcast dimension). */
+typedef struct kf_view {
+    kf_buffer *buf;
+    size_t offset;
+    kf_dtype dtype;
+    int rank;
+    int64_t shape[KF_MAX_RANK];
+    int64_t strides[KF_MAX_RANK];
+} kf_view;
+
+/* A dense row-major view of buf at byte offset. */
+KF_API kf_view kf_view_dense(kf_buffer *buf, size_t offset, kf_dtype t, int rank, const int64_t *shape);
+
+/* -- Runtime: streams and events -------------------------------------------- */
+
+/* Streams are ordered queues of copies and launches; NULL in any call means
+ * the context's default stream.  Events mark a point in a stream. */
+KF_API kf_status kf_stream_create(kf_context *ctx, kf_stream **out);
+KF_API void kf_stream_destroy(kf_stream *s);
+/* Wait until everything queued on s is done.  Reports KF_ERR_INDEX when a
+ * take in a kernel run on s since the last synchronisation saw an index out
+ * of range. */
+KF_API kf_status kf_stream_sync(kf_context *ctx, kf_stream *s);
+KF_API kf_status kf_event_create(kf_context *ctx, kf_event **out);
+KF_API void kf_event_destroy(kf_event *e);
+KF_API kf_status kf_event_record(kf_event *e, kf_stream *s);
+/* Make s wait (on the device) for e before later work starts. */
+KF_API kf_status kf_stream_wait(kf_stream *s, kf_event *e);
+KF_API kf_status kf_event_sync(kf_event *e);
+/* Milliseconds between two recorded, completed events. */
+KF_API kf_status kf_event_elapsed(kf_event *start, kf_event *end, float *ms);
+
+/* -- Runtime: compiling and running graphs ----------------------------------- */
+
+/* Fuse, generate and compile g for ctx's device (g is not kept: the program
+ * holds its own copy).  Use it to warm up; kf_run compiles on first use
+ * otherwise.  A compile error's log is in kf_context_error(). */
+KF_API kf_status kf_compile(kf_context *ctx, const kf_graph *g, kf_program **out);
+KF_API void kf_program_free(kf_program *p);
+/* Number of kernels one run launches (x+x+x+x+x: 1). */
+KF_API int kf_program_num_kernels(const kf_program *p);
+
+/* Queue one run of p on stream s (NULL: default), asynchronously.
+ * inputs: one view per array input of the graph, in order (scalar inputs
+ * skipped); scalars: one pointer per scalar input, in order, to a value of
+ * its dtype (read before the call returns).  outputs: one view per graph
+ * output; a view with buf == NULL is allocated by kfuse (dense) and filled
+ * in - the caller frees that buffer.  Symbols are bound from the input
+ * shapes; every mismatch (dtype, rank, a symbol bound to two sizes, a literal
+ * dim, a view outside its buffer, a buffer from another context) is an error
+ * naming the input, symbol and both sizes, found before anything is queued. */
+KF_API kf_status kf_run(kf_program *p, kf_stream *s, const kf_view *inputs, int ninputs,
+                        const void *const *scalars, int nscalars, kf_view *outputs, int noutputs);
 
 #ifdef __cplusplus
 }

@@ -45,6 +45,10 @@ const char *kf_status_string(kf_status s)
     case KF_ERR_INDEX: return "index out of range";
     case KF_ERR_IO: return "i/o error";
     case KF_ERR_UNSUPPORTED: return "unsupported";
+    case KF_ERR_NO_DEVICE: return "no device";
+    case KF_ERR_DEVICE: return "device error";
+    case KF_ERR_COMPILE: return "compile error";
+    case KF_ERR_CONTEXT: return "wrong context";
     }
     return "unknown status";
 }
