@@ -278,6 +278,7 @@ typedef struct kf_device_info {
     uint64_t memory_bytes; /* global memory */
     int compute_units;     /* SMs / compute units */
     bool fp64, fp16;       /* f64 and f16 arrays supported */
+    bool gpu;              /* a GPU, not a CPU device */
 } kf_device_info;
 
 /* Create a context.  opts may be NULL (all defaults).  On failure *out is

@@ -54,6 +54,10 @@ typedef struct kf_backend_ops {
     kf_status (*stream_wait)(void *dev, void *stream, void *event, kf_rt_err *err);
     kf_status (*event_sync)(void *dev, void *event, kf_rt_err *err);
     kf_status (*event_elapsed)(void *dev, void *start, void *end, float *ms, kf_rt_err *err);
+    /* Optional (NULL where not implemented): the identity of the compiler
+     * and of the fixed options it is given, for cache keys ("nvrtc 13.0
+     * -default-device").  Stays valid until close(dev). */
+    const char *(*compiler_id)(void *dev);
 } kf_backend_ops;
 
 /* The backends built into this library (NULL when not built). */

@@ -89,4 +89,85 @@ void kf_fuse_options_default(kf_fuse_options *o);
 kf_status kf_fuse(const kf_graph *g, const kf_fuse_options *opt, const char *stop_after, kf_pipeline *p);
 void kf_pipeline_clear(kf_pipeline *p);
 
+/* -- Additions: helpers shared by the passes ------------------------------------ *
+ * (Added after the first version of this header; nothing above changed.)
+ * kf_fuse: on failure p->g and p->plan are released already and p->err is
+ * kept; kf_pipeline_clear is safe to call on any pipeline, any number of
+ * times.  Once partition ran, p->g still points at the optimised graph, now
+ * owned by p->plan (p->g == p->plan->g). */
+
+/* Weight of one node in op counts: 0 for leaves (inputs, literals), 4 for
+ * transcendental ops (exp, log, trig, pow, erf, sigmoid, ...), 2 for take,
+ * 1 for everything else (reductions included). */
+uint32_t kf_fuse_op_weight(kf_op op);
+
+/* Kernel parameter bytes as partition limits them: 8 per pointer (args and
+ * outs), 8 * (1 + R + NB*R + NB) for the meta block (R = rank of the
+ * iteration space, NB = nargs + nouts), 8 per scalar, 8 for the take flag
+ * when has_take, 8 for the reduction scratch pointer of a REDUCE kernel. */
+uint32_t kf_kernel_param_bytes(const kf_graph *g, const kf_kernel *k);
+
+/* Fill k->args, scalars, has_take and nops from k->nodes and k->outs (the
+ * other fields are read, not changed): an operand of a node in 'nodes' is
+ * read from registers when it is itself in 'nodes', else it is a literal
+ * (inlined), a scalar input (-> scalars) or an array in memory (-> args); a
+ * leaf in outs adds its input to args or scalars.  args and scalars come out
+ * ascending and unique.  mark is scratch of g->nnodes entries in which no
+ * entry equals stamp on entry; entries of k's nodes are set to stamp.
+ * KF_ERR_NO_MEMORY when an allocation fails (k's arrays then unchanged). */
+kf_status kf_kernel_fill(const kf_graph *g, kf_kernel *k, uint32_t *mark, uint32_t stamp);
+
+/* Check that p is a plan that computes its graph: kernels in launch order,
+ * every operand of a node either computed in the same kernel, inlined, a
+ * scalar, or an arg that is an input or was written by an earlier kernel;
+ * take's array always from memory; every graph output written exactly once;
+ * EW kernels' outs all of the space's shape and no reductions in them;
+ * REDUCE kernels' reductions all outs over the kernel's axes and space;
+ * args/outs/scalars/has_take/nops as kf_kernel_fill gives them; and, when
+ * opt is not NULL, every kernel within opt's limits.  On failure writes a
+ * message naming the kernel and node to err and returns
+ * KF_ERR_INVALID_ARG (KF_ERR_NO_MEMORY when scratch cannot be allocated). */
+kf_status kf_plan_check(const kf_plan *p, const kf_fuse_options *opt, char *err, size_t errlen);
+
+/* Name of node n as the .kir printer writes it: its name, or _<n> with '_'
+ * appended until no named node has it.  Writes to buf (always terminated). */
+void kf_fuse_node_name(const kf_graph *g, kf_node n, char *buf, size_t len);
+
+/* -- Graph rewriting (rewrite.c) ---------------------------------------------------
+ * fold, cse and dce build a new graph from the old one in node order:
+ * every old node is either copied (operands mapped to the new graph) or
+ * replaced by a node already in the new graph.  Names, symbols (same
+ * indices), scalar flags, parameter order, literal bits, the graph's name
+ * and its outputs carry over.  A graph output can be replaced only by a
+ * computed (non-leaf) node that no other output uses; that node then takes
+ * the output's name.  Another replaced node gives its name to an unnamed
+ * computed replacement; otherwise its name is dropped. */
+typedef struct kf_rebuild {
+    const kf_graph *old;
+    kf_graph *g;           /* the graph being built */
+    int32_t *map;          /* old node -> new node; KF_NONE until copied */
+    const char **name;     /* new node -> the (old graph's) name it gets at the end */
+    uint8_t *claimed;      /* new node -> 1 when a graph output is on it */
+    uint8_t *is_out;       /* old node -> 1 when it is a graph output */
+    int32_t cap;           /* entries of name and claimed */
+} kf_rebuild;
+
+/* Start rebuilding p->g.  KF_ERR_NO_MEMORY (message in p->err) on failure. */
+kf_status kf_rebuild_begin(kf_pipeline *p, kf_rebuild *rb);
+/* Copy old node i, operands through rb->map; the new node, or KF_NONE
+ * (error kept on rb->g). */
+kf_node kf_rebuild_copy(kf_rebuild *rb, int32_t i);
+/* Add node proto (operands already new nodes) as old node i's copy. */
+kf_node kf_rebuild_add(kf_rebuild *rb, int32_t i, const kf_irnode *proto);
+/* The literal of dtype t whose payload has exactly the bits of v. */
+kf_node kf_rebuild_lit(kf_rebuild *rb, kf_dtype t, kf_lit v);
+/* Make old node i become new node r when the rules above allow it (and r
+ * has i's dtype and shape); true when done, false when i must be copied. */
+bool kf_rebuild_replace(kf_rebuild *rb, int32_t i, kf_node r);
+/* Name the nodes, add the outputs and put the new graph in p->g (freeing
+ * the old one).  Frees rb's scratch in every case. */
+kf_status kf_rebuild_finish(kf_pipeline *p, kf_rebuild *rb);
+/* Drop a rebuild that failed half way (p->g stays the old graph). */
+void kf_rebuild_abort(kf_rebuild *rb);
+
 #endif /* KF_PLAN_H */

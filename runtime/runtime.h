@@ -1,0 +1,77 @@
+/* Runtime core internals: contexts, buffers, streams, events, programs.
+ * Module prefix kf_rt_.  Backends are reached only through ctx->be. */
+#ifndef KF_RUNTIME_H
+#define KF_RUNTIME_H
+
+#include "backend.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* Every object made from a context is on its list, so that destroying the
+ * context releases everything. */
+typedef struct kf_rt_link {
+    struct kf_rt_link *prev, *next;
+} kf_rt_link;
+
+#define KF_RT_ERR_SLOTS 64
+
+struct kf_buffer {
+    kf_rt_link link;
+    kf_context *ctx;
+    void *h;
+    size_t size;
+};
+
+struct kf_stream {
+    kf_rt_link link;
+    kf_context *ctx;
+    void *h;                 /* backend stream; NULL for the default stream */
+    pthread_mutex_t lock;    /* held while a run is queued: scratch is per stream */
+    void *flag;              /* device int: set by a take out of range */
+    atomic_bool flag_armed;  /* a take kernel ran since the last sync */
+    void *scratch;           /* intermediates and reduction partials */
+    size_t scratch_size;
+};
+
+struct kf_event {
+    kf_rt_link link;
+    kf_context *ctx;
+    void *h;
+    bool recorded;
+};
+
+typedef struct kf_rt_errslot {
+    pthread_t tid;
+    uint64_t used;           /* last-use tick, to reuse the oldest slot */
+    char msg[4096];
+} kf_rt_errslot;
+
+struct kf_context {
+    const kf_backend_ops *be;
+    void *dev;
+    kf_device_info info;
+    pthread_mutex_t lock;    /* object lists and the error table */
+    kf_rt_link buffers, streams, events, programs;
+    kf_stream *default_stream;
+    kf_rt_errslot errs[KF_RT_ERR_SLOTS];
+    uint64_t tick;
+};
+
+/* Record msg as this thread's last error on ctx; returns s. */
+kf_status kf_rt_fail(kf_context *ctx, kf_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Clear this thread's last error (a call that succeeds leaves ""). */
+void kf_rt_clear_error(kf_context *ctx);
+void kf_rt_link_add(kf_context *ctx, kf_rt_link *head, kf_rt_link *l);
+void kf_rt_link_remove(kf_context *ctx, kf_rt_link *l);
+/* The stream object for s (NULL: the default stream). */
+static inline kf_stream *kf_rt_stream(kf_context *ctx, kf_stream *s) { return s ? s : ctx->default_stream; }
+/* Make sure s->scratch holds at least bytes (synchronising s before
+ * releasing a smaller one that queued work may still use).  Caller holds
+ * s->lock. */
+kf_status kf_rt_scratch(kf_context *ctx, kf_stream *s, size_t bytes);
+/* The take flag of s, allocated and zeroed on first use.  Caller holds s->lock. */
+kf_status kf_rt_flag(kf_context *ctx, kf_stream *s);
+void kf_rt_program_release(kf_program *p);
+
+#endif /* KF_RUNTIME_H */

@@ -1,0 +1,614 @@
+/* Kernel analysis and the launch ABI: plan checks, structural hash and
+ * entry names, the meta block, variant choice and launch rules.  The
+ * emitter and every runtime backend use these, so a choice made here is
+ * made the same way everywhere. */
+#include "cg.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+static const char *const variant_names[KF_CG_VARIANT_COUNT] = { "c32", "c64", "s32", "s64", "seq", "tile", "comb" };
+
+const char *kf_cg_variant_name(kf_cg_variant v)
+{
+    return (unsigned)v < KF_CG_VARIANT_COUNT ? variant_names[v] : NULL;
+}
+
+const char *kf_cg_target_name(kf_target t)
+{
+    return t == KF_TARGET_CUDA ? "cuda" : t == KF_TARGET_OPENCL ? "opencl" : NULL;
+}
+
+static kf_status fail(char *err, size_t errlen, kf_status s, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static kf_status fail(char *err, size_t errlen, kf_status s, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return s;
+}
+
+/* -- Reductions ----------------------------------------------------------------- */
+
+bool kf_cg_red_is_arg(kf_op op) { return op == KF_OP_ARGMIN || op == KF_OP_ARGMAX; }
+
+bool kf_cg_red_float(kf_op op, kf_dtype t)
+{
+    (void)op;
+    return kf_dt_is_float(t);
+}
+
+size_t kf_cg_red_acc_size(kf_op op, kf_dtype t)
+{
+    if (t == KF_F64)
+        return 8;
+    if (kf_dt_is_float(t))
+        return 4;
+    if (op == KF_OP_SUM || op == KF_OP_PROD || op == KF_OP_MEAN)
+        return 8;   /* integer sums and products wrap in 64 bits */
+    return kf_dtype_size(t) == 8 ? 8 : 4;
+}
+
+/* -- Kernel analysis -------------------------------------------------------------- */
+
+bool kf_cg_dim_bcast(const kf_cg_kinfo *ki, const kf_irnode *x, int d)
+{
+    int j = d - (ki->R - x->rank);
+    return j < 0 || x->dims[j] == 1;
+}
+
+static const char *nname(const kf_graph *g, int32_t n, char *buf, size_t len)
+{
+    if (g->nodes[n].name)
+        return g->nodes[n].name;
+    snprintf(buf, len, "%%%d (%s)", n, kf_op_name((kf_op)g->nodes[n].op));
+    return buf;
+}
+
+/* Does node x broadcast into the iteration space (right-aligned, each dim
+ * equal to the space's or a literal 1)? */
+static bool fits_space(const kf_cg_kinfo *ki, const kf_irnode *x)
+{
+    if (x->rank > ki->R)
+        return false;
+    for (int j = 0; j < x->rank; j++) {
+        int d = ki->R - x->rank + j;
+        if (x->dims[j] != 1 && x->dims[j] != ki->dims[d])
+            return false;
+    }
+    return true;
+}
+
+/* Byte encoding for the structural hash. */
+typedef struct henc {
+    kf_strbuf b;
+    int32_t *symnum;
+    int32_t nextsym;
+} henc;
+
+static void h_u64(henc *h, uint64_t v)
+{
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char)(v >> (8 * i));
+    kf_sb_putn(&h->b, (const char *)b, 8);
+}
+
+static void h_dims(henc *h, int rank, const int64_t *dims)
+{
+    h_u64(h, (uint64_t)rank);
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] >= 0) {
+            h_u64(h, (uint64_t)dims[i]);
+        } else {
+            int s = KF_IR_SYM_INDEX(dims[i]);
+            if (h->symnum[s] < 0)
+                h->symnum[s] = h->nextsym++;
+            h_u64(h, 0x8000000000000000ull | (uint64_t)h->symnum[s]);
+        }
+    }
+}
+
+static void h_operand(henc *h, const kf_cg_kinfo *ki, int32_t n)
+{
+    const kf_irnode *y = &ki->g->nodes[n];
+    int r = kf_cg_role(ki, n);
+    h_u64(h, (uint64_t)r << 32 | (uint64_t)(uint32_t)kf_cg_role_index(ki, n));
+    if (r == KF_CG_ROLE_NONE) {   /* a literal */
+        uint64_t bits;
+        memcpy(&bits, &y->lit, 8);
+        h_u64(h, y->dtype);
+        h_u64(h, bits);
+    }
+}
+
+static kf_status kernel_hash(kf_cg_kinfo *ki)
+{
+    const kf_graph *g = ki->g;
+    const kf_kernel *k = ki->k;
+    henc h = { KF_STRBUF_INIT, calloc((size_t)g->nsyms + 1, sizeof(int32_t)), 0 };
+    if (!h.symnum)
+        return KF_ERR_NO_MEMORY;
+    for (int32_t i = 0; i < g->nsyms; i++)
+        h.symnum[i] = -1;
+    kf_sb_puts(&h.b, "kfuse-cg-1");
+    h_u64(&h, (uint64_t)k->kind);
+    h_u64(&h, k->kind == KF_KERNEL_REDUCE ? k->axes : 0);
+    h_dims(&h, ki->R, ki->dims);
+    h_u64(&h, (uint64_t)k->nargs);
+    for (int i = 0; i < k->nargs; i++) {
+        const kf_irnode *x = &g->nodes[k->args[i]];
+        h_u64(&h, x->dtype);
+        h_u64(&h, (uint64_t)ki->arg_ew[i] | (uint64_t)(ki->tslot[i] + 1) << 8);
+        h_dims(&h, x->rank, x->dims);
+    }
+    h_u64(&h, (uint64_t)k->nscalars);
+    for (int i = 0; i < k->nscalars; i++)
+        h_u64(&h, g->nodes[k->scalars[i]].dtype);
+    h_u64(&h, (uint64_t)k->nnodes);
+    for (int i = 0; i < k->nnodes; i++) {
+        const kf_irnode *x = &g->nodes[k->nodes[i]];
+        h_u64(&h, x->op);
+        h_u64(&h, x->dtype);
+        h_u64(&h, (uint64_t)x->axes | (uint64_t)x->keepdims << 8 | (uint64_t)(uint8_t)x->axis << 16);
+        h_dims(&h, x->rank, x->dims);
+        h_u64(&h, x->nargs);
+        for (int a = 0; a < x->nargs; a++)
+            h_operand(&h, ki, x->args[a]);
+    }
+    h_u64(&h, (uint64_t)k->nouts);
+    for (int i = 0; i < k->nouts; i++) {
+        const kf_irnode *x = &g->nodes[k->outs[i]];
+        h_operand(&h, ki, k->outs[i]);
+        h_u64(&h, x->dtype);
+        h_dims(&h, x->rank, x->dims);
+    }
+    h_u64(&h, k->has_take);
+    free(h.symnum);
+    if (kf_sb_failed(&h.b)) {
+        kf_sb_free(&h.b);
+        return KF_ERR_NO_MEMORY;
+    }
+    uint64_t v = XXH3_64bits(kf_sb_str(&h.b), h.b.len);
+    kf_sb_free(&h.b);
+    ki->hash = (uint32_t)(v ^ (v >> 32));
+    return KF_OK;
+}
+
+void kf_cg_kinfo_free(kf_cg_kinfo *ki)
+{
+    free(ki->role);
+    free(ki->arg_ew);
+    free(ki->tslot);
+    free(ki->bcast_all);
+    memset(ki, 0, sizeof *ki);
+}
+
+kf_status kf_cg_kinfo_init(kf_cg_kinfo *ki, const kf_plan *p, int kidx, char *err, size_t errlen)
+{
+    memset(ki, 0, sizeof *ki);
+    if (!p || !p->g || kidx < 0 || kidx >= p->nkernels || !p->kernels)
+        return fail(err, errlen, KF_ERR_INVALID_ARG, "codegen: no kernel %d in the plan", kidx);
+    const kf_graph *g = p->g;
+    const kf_kernel *k = &p->kernels[kidx];
+    char nb1[96], nb2[96];
+    ki->p = p;
+    ki->g = g;
+    ki->k = k;
+    ki->kidx = kidx;
+    if (!kf_ir_valid_node(g, k->space))
+        return fail(err, errlen, KF_ERR_INVALID_ARG, "codegen: kernel %d: bad iteration space node %d", kidx, k->space);
+    ki->R = g->nodes[k->space].rank;
+    ki->dims = g->nodes[k->space].dims;
+    if (k->nargs < 0 || k->nouts <= 0 || k->nscalars < 0 || k->nnodes < 0 || (k->nargs && !k->args) ||
+        !k->outs || (k->nscalars && !k->scalars) || (k->nnodes && !k->nodes))
+        return fail(err, errlen, KF_ERR_INVALID_ARG, "codegen: kernel %d: malformed lists (it must write something)", kidx);
+    ki->nb = k->nargs + k->nouts;
+    if (ki->nb > KF_CG_MAX_BUFS)
+        return fail(err, errlen, KF_ERR_LIMIT, "codegen: kernel %d has %d buffers (limit %d)", kidx, ki->nb,
+                    KF_CG_MAX_BUFS);
+    ki->role = calloc((size_t)g->nnodes + 1, sizeof *ki->role);
+    ki->arg_ew = calloc((size_t)k->nargs + 1, sizeof *ki->arg_ew);
+    ki->tslot = malloc(((size_t)k->nargs + 1) * sizeof *ki->tslot);
+    ki->bcast_all = calloc((size_t)ki->nb + 1, sizeof *ki->bcast_all);
+    if (!ki->role || !ki->arg_ew || !ki->tslot || !ki->bcast_all) {
+        kf_cg_kinfo_free(ki);
+        return fail(err, errlen, KF_ERR_NO_MEMORY, "codegen: out of memory");
+    }
+    kf_status st = KF_ERR_INVALID_ARG;
+#define BAD(...)                                 \
+    do {                                         \
+        fail(err, errlen, st, __VA_ARGS__);      \
+        goto bad;                                \
+    } while (0)
+
+    for (int i = 0; i < k->nargs; i++) {
+        int32_t n = k->args[i];
+        ki->tslot[i] = -1;
+        if (!kf_ir_valid_node(g, n) || ki->role[n] || g->nodes[n].scalar)
+            BAD("codegen: kernel %d: arg %d (node %d) is invalid, repeated or a scalar", kidx, i, n);
+        ki->role[n] = KF_CG_ROLE_ARG << 24 | i;
+    }
+    for (int i = 0; i < k->nscalars; i++) {
+        int32_t n = k->scalars[i];
+        if (!kf_ir_valid_node(g, n) || ki->role[n] || !g->nodes[n].scalar)
+            BAD("codegen: kernel %d: scalar %d (node %d) is invalid, repeated or not a scalar input", kidx, i, n);
+        ki->role[n] = KF_CG_ROLE_SCALAR << 24 | i;
+    }
+    for (int i = 0; i < k->nnodes; i++) {
+        int32_t n = k->nodes[i];
+        if (!kf_ir_valid_node(g, n) || ki->role[n] || kf_ir_op((kf_op)g->nodes[n].op)->kind == KF_KIND_LEAF)
+            BAD("codegen: kernel %d: node %d is invalid, repeated or a leaf", kidx, n);
+        ki->role[n] = KF_CG_ROLE_NODE << 24 | i;
+    }
+    for (int i = 0; i < k->nnodes; i++) {
+        int32_t n = k->nodes[i];
+        const kf_irnode *x = &g->nodes[n];
+        bool red = kf_ir_op((kf_op)x->op)->kind == KF_KIND_REDUCE;
+        for (int a = 0; a < x->nargs; a++) {
+            int32_t o = x->args[a];
+            int r = kf_cg_role(ki, o);
+            int ix = kf_cg_role_index(ki, o);
+            if (r == KF_CG_ROLE_NODE) {
+                if (ix >= i)
+                    BAD("codegen: kernel %d: %s is used by %s before it is computed", kidx, nname(g, o, nb1, sizeof nb1),
+                        nname(g, n, nb2, sizeof nb2));
+                if (kf_ir_op((kf_op)g->nodes[o].op)->kind == KF_KIND_REDUCE)
+                    BAD("codegen: kernel %d: reduction %s is used inside its own kernel (by %s)", kidx,
+                        nname(g, o, nb1, sizeof nb1), nname(g, n, nb2, sizeof nb2));
+            } else if (r == KF_CG_ROLE_ARG) {
+                if (x->op == KF_OP_TAKE && a == 0) {
+                    if (ki->tslot[ix] < 0)
+                        ki->tslot[ix] = 1; /* numbered below, in args order */
+                } else {
+                    ki->arg_ew[ix] = true;
+                }
+            } else if (r == KF_CG_ROLE_NONE && g->nodes[o].op != KF_OP_CONST) {
+                BAD("codegen: kernel %d: operand %s of %s is neither computed here nor an argument", kidx,
+                    nname(g, o, nb1, sizeof nb1), nname(g, n, nb2, sizeof nb2));
+            }
+            if (x->op == KF_OP_TAKE && a == 0 && r != KF_CG_ROLE_ARG) {
+                st = KF_ERR_UNSUPPORTED;
+                BAD("codegen: kernel %d: take %s gathers from %s, which is not a kernel argument (a take source must "
+                    "be stored)", kidx, nname(g, n, nb1, sizeof nb1), nname(g, o, nb2, sizeof nb2));
+            }
+        }
+        if (red) {
+            if (k->kind != KF_KERNEL_REDUCE)
+                BAD("codegen: kernel %d: reduction %s in an elementwise kernel", kidx, nname(g, n, nb1, sizeof nb1));
+            const kf_irnode *a0 = &g->nodes[x->args[0]];
+            if (x->axes != k->axes || a0->rank != ki->R || !fits_space(ki, a0))
+                BAD("codegen: kernel %d: reduction %s does not reduce the kernel's space over its axes", kidx,
+                    nname(g, n, nb1, sizeof nb1));
+        } else if (!fits_space(ki, x)) {
+            BAD("codegen: kernel %d: %s does not broadcast into the iteration space", kidx, nname(g, n, nb1, sizeof nb1));
+        }
+        if (x->op == KF_OP_IOTA && !kf_cg_dim_bcast(ki, x, ki->R - x->rank + x->axis))
+            ki->coords |= (uint8_t)(1u << (ki->R - x->rank + x->axis));
+    }
+    for (int i = 0; i < k->nouts; i++) {
+        int32_t n = k->outs[i];
+        if (!kf_ir_valid_node(g, n))
+            BAD("codegen: kernel %d: out %d is not a node", kidx, i);
+        const kf_irnode *x = &g->nodes[n];
+        int r = kf_cg_role(ki, n);
+        if (r == KF_CG_ROLE_NONE && x->op != KF_OP_CONST)
+            BAD("codegen: kernel %d: out %s is neither computed here nor an argument", kidx, nname(g, n, nb1, sizeof nb1));
+        if (r == KF_CG_ROLE_ARG)
+            ki->arg_ew[kf_cg_role_index(ki, n)] = true;
+        if (kf_ir_op((kf_op)x->op)->kind == KF_KIND_REDUCE)
+            ki->nred++;
+        else if (!fits_space(ki, x))
+            BAD("codegen: kernel %d: out %s does not have the kernel's iteration shape", kidx,
+                nname(g, n, nb1, sizeof nb1));
+    }
+    if (k->kind == KF_KERNEL_REDUCE && ki->nred == 0)
+        BAD("codegen: kernel %d: a reduce kernel without a reduction among its outs", kidx);
+    for (int i = 0; i < k->nargs; i++) {
+        const kf_irnode *x = &g->nodes[k->args[i]];
+        if (ki->tslot[i] >= 0) {
+            ki->tslot[i] = ki->ntake++;
+            if (x->rank != 1)
+                BAD("codegen: kernel %d: take source %s is not 1-D", kidx, nname(g, k->args[i], nb1, sizeof nb1));
+        }
+        if (ki->arg_ew[i] && !fits_space(ki, x))
+            BAD("codegen: kernel %d: arg %s does not broadcast into the iteration space", kidx,
+                nname(g, k->args[i], nb1, sizeof nb1));
+        bool all = true;
+        for (int j = 0; j < x->rank; j++)
+            all = all && x->dims[j] == 1;
+        ki->bcast_all[i] = all;
+    }
+    /* contiguous variants: 16 bytes of the smallest element per thread step */
+    size_t minsz = 8;
+    for (int b = 0; b < ki->nb; b++) {
+        bool isarg = b < k->nargs;
+        if (isarg && (!ki->arg_ew[b] || ki->bcast_all[b]))
+            continue;
+        size_t s = kf_dtype_size((kf_dtype)g->nodes[isarg ? k->args[b] : k->outs[b - k->nargs]].dtype);
+        if (s < minsz)
+            minsz = s;
+    }
+    ki->vecw = (int)(KF_CG_VEC_BYTES / minsz);
+    ki->m_shape = 1;
+    ki->m_strides = 1 + ki->R;
+    ki->m_offsets = ki->m_strides + ki->nb * ki->R;
+    ki->m_take = ki->m_offsets + ki->nb;
+    ki->m_count = ki->m_take + 2 * ki->ntake;
+    st = kernel_hash(ki);
+    if (st != KF_OK)
+        BAD("codegen: out of memory");
+    if (strlen(g->name) > 200) {
+        st = KF_ERR_LIMIT;
+        BAD("codegen: graph name '%.40s...' is too long for kernel names", g->name);
+    }
+    snprintf(ki->prefix, sizeof ki->prefix, "%s_k%d_%08x", g->name, kidx, ki->hash);
+    return KF_OK;
+bad:
+    kf_cg_kinfo_free(ki);
+    return st;
+#undef BAD
+}
+
+/* -- Kernel ABI descriptor ------------------------------------------------------------ */
+
+static size_t align_up(size_t o, size_t a) { return (o + a - 1) / a * a; }
+
+kf_status kf_cg_kernel_abi(const kf_plan *p, int k, kf_cg_kabi *a, char *err, size_t errlen)
+{
+    kf_cg_kinfo ki;
+    kf_status st = kf_cg_kinfo_init(&ki, p, k, err, errlen);
+    if (st != KF_OK)
+        return st;
+    const kf_kernel *kk = ki.k;
+    const kf_graph *g = ki.g;
+    memset(a, 0, sizeof *a);
+    a->kind = kk->kind;
+    a->kernel = k;
+    a->rank = ki.R;
+    a->axes = kk->kind == KF_KERNEL_REDUCE ? kk->axes : 0;
+    a->nargs = kk->nargs;
+    a->nouts = kk->nouts;
+    a->nscalars = kk->nscalars;
+    a->ntake = ki.ntake;
+    a->meta_count = ki.m_count;
+    a->vecw = ki.vecw;
+    a->has_err = kk->has_take;
+    a->has_scratch = kk->kind == KF_KERNEL_REDUCE;
+    snprintf(a->prefix, sizeof a->prefix, "%s", ki.prefix);
+    for (int b = 0; b < ki.nb; b++) {
+        bool isarg = b < kk->nargs;
+        int32_t n = isarg ? kk->args[b] : kk->outs[b - kk->nargs];
+        const kf_irnode *x = &g->nodes[n];
+        a->buf_size[b] = (uint8_t)kf_dtype_size((kf_dtype)x->dtype);
+        uint8_t f = 0;
+        if (!isarg || ki.arg_ew[b])
+            f |= KF_CG_BUF_EW;
+        if (isarg && ki.bcast_all[b])
+            f |= KF_CG_BUF_BCAST;
+        if (isarg && ki.tslot[b] >= 0)
+            f |= KF_CG_BUF_TAKE;
+        a->buf_flags[b] = f;
+        if (!isarg && kf_ir_op((kf_op)x->op)->kind == KF_KIND_REDUCE) {
+            kf_dtype t = (kf_dtype)g->nodes[x->args[0]].dtype;
+            a->red_val[b - kk->nargs] = (uint8_t)kf_cg_red_acc_size((kf_op)x->op, t);
+            a->red_idx[b - kk->nargs] = kf_cg_red_is_arg((kf_op)x->op);
+        }
+    }
+    size_t o = 8 * (size_t)ki.nb;
+    o = align_up(o, 8) + 8 * (size_t)ki.m_count;
+    for (int i = 0; i < kk->nscalars; i++) {
+        size_t s = kf_dtype_size((kf_dtype)g->nodes[kk->scalars[i]].dtype);
+        o = align_up(o, s) + s;
+    }
+    if (a->has_err)
+        o = align_up(o, 8) + 8;
+    if (a->has_scratch)
+        o = align_up(o, 8) + 8;
+    a->param_bytes = o;
+    kf_cg_kinfo_free(&ki);
+    return KF_OK;
+}
+
+void kf_cg_entry_name(const kf_cg_kabi *a, kf_cg_variant v, char *buf, size_t len)
+{
+    if (!len)
+        return;
+    bool ew = v <= KF_CG_S64, red = v >= KF_CG_SEQ && v <= KF_CG_COMB;
+    if ((a->kind == KF_KERNEL_EW && ew) || (a->kind == KF_KERNEL_REDUCE && red))
+        snprintf(buf, len, "%s_%s", a->prefix, variant_names[v]);
+    else
+        buf[0] = 0;
+}
+
+/* -- Meta block -------------------------------------------------------------------- */
+
+kf_status kf_cg_fill_meta(const kf_cg_kabi *a, const kf_plan *p, const int64_t *symvals, const kf_cg_array *arrays,
+                          int64_t *meta, char *err, size_t errlen)
+{
+    if (!a || !p || !p->g || a->kernel < 0 || a->kernel >= p->nkernels || !meta)
+        return fail(err, errlen, KF_ERR_INVALID_ARG, "codegen: fill_meta: bad arguments");
+    const kf_graph *g = p->g;
+    const kf_kernel *k = &p->kernels[a->kernel];
+    int R = a->rank, nb = a->nargs + a->nouts;
+    int64_t D[KF_MAX_RANK];
+    const kf_irnode *sp = &g->nodes[k->space];
+    int64_t n = 1;
+    for (int d = 0; d < R; d++) {
+        int64_t v = sp->dims[d] >= 0 ? sp->dims[d] : (symvals ? symvals[KF_IR_SYM_INDEX(sp->dims[d])] : -1);
+        if (v < 0)
+            return fail(err, errlen, KF_ERR_SHAPE, "codegen: symbol '%s' has no value or a negative one",
+                        sp->dims[d] < 0 ? g->syms[KF_IR_SYM_INDEX(sp->dims[d])] : "?");
+        D[d] = v;
+        if (v != 0 && n > INT64_MAX / v)
+            return fail(err, errlen, KF_ERR_LIMIT, "codegen: the iteration space has more than 2^63 points");
+        n *= v;
+    }
+    meta[0] = n;
+    for (int d = 0; d < R; d++)
+        meta[1 + d] = D[d];
+    int moff = 1 + R + nb * R, mtake = moff + nb, t = 0;
+    for (int b = 0; b < nb; b++) {
+        bool isarg = b < a->nargs;
+        const kf_irnode *x = &g->nodes[isarg ? k->args[b] : k->outs[b - a->nargs]];
+        int64_t S[KF_MAX_RANK], st[KF_MAX_RANK];
+        for (int j = 0; j < x->rank; j++) {
+            S[j] = x->dims[j] >= 0 ? x->dims[j] : (symvals ? symvals[KF_IR_SYM_INDEX(x->dims[j])] : -1);
+            if (S[j] < 0)
+                return fail(err, errlen, KF_ERR_SHAPE, "codegen: symbol '%s' has no value or a negative one",
+                            g->syms[KF_IR_SYM_INDEX(x->dims[j])]);
+        }
+        int64_t c = 1;
+        for (int j = x->rank - 1; j >= 0; j--) {
+            st[j] = arrays ? arrays[b].strides[j] : c;
+            c *= S[j];
+        }
+        int64_t *row = meta + 1 + R + b * R;
+        bool red = !isarg && kf_ir_op((kf_op)x->op)->kind == KF_KIND_REDUCE;
+        if (!(a->buf_flags[b] & KF_CG_BUF_EW)) {
+            for (int d = 0; d < R; d++)
+                row[d] = 0;
+        } else if (red && !x->keepdims) {
+            for (int d = 0, j = 0; d < R; d++) {
+                if (a->axes & (1u << d)) {
+                    row[d] = 0;
+                } else {
+                    row[d] = S[j] == 1 ? 0 : st[j];
+                    j++;
+                }
+            }
+        } else {
+            for (int d = 0; d < R; d++) {
+                int j = d - (R - x->rank);
+                row[d] = (j < 0 || S[j] == 1 || (red && (a->axes & (1u << d)))) ? 0 : st[j];
+            }
+        }
+        meta[moff + b] = arrays ? arrays[b].offset : 0;
+        if (isarg && (a->buf_flags[b] & KF_CG_BUF_TAKE)) {
+            meta[mtake + 2 * t] = S[0];
+            meta[mtake + 2 * t + 1] = st[0];
+            t++;
+        }
+    }
+    return KF_OK;
+}
+
+/* -- Variant choice and launches ---------------------------------------------------------- */
+
+static void red_sizes(const kf_cg_kabi *a, const int64_t *meta, uint64_t *M, uint64_t *L)
+{
+    uint64_t m = 1, l = 1;
+    for (int d = 0; d < a->rank; d++) {
+        if (a->axes & (1u << d))
+            l *= (uint64_t)meta[1 + d];
+        else
+            m *= (uint64_t)meta[1 + d];
+    }
+    *M = m;
+    *L = l;
+}
+
+static bool use_seq(uint64_t M, uint64_t L)
+{
+    return L <= KF_CG_SEQ_MAX || (M >= KF_CG_SEQ_OUTPUTS && L <= KF_CG_TILE);
+}
+
+kf_cg_variant kf_cg_pick_variant(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs)
+{
+    if (a->kind == KF_KERNEL_REDUCE) {
+        uint64_t M, L;
+        red_sizes(a, meta, &M, &L);
+        return use_seq(M, L) ? KF_CG_SEQ : KF_CG_TILE;
+    }
+    int R = a->rank, nb = a->nargs + a->nouts;
+    const int64_t *shape = meta + 1;
+    bool small = meta[0] <= INT32_MAX, contig = true;
+    for (int b = 0; b < nb; b++) {
+        if (!(a->buf_flags[b] & KF_CG_BUF_EW))
+            continue;
+        const int64_t *row = meta + 1 + R + b * R;
+        uint64_t span = 0;
+        int64_t c = 1;
+        for (int d = R - 1; d >= 0; d--) {
+            if (shape[d] > 1) {
+                uint64_t s = (uint64_t)(row[d] < 0 ? -row[d] : row[d]);
+                uint64_t e = (uint64_t)shape[d] - 1;
+                if (s > (uint64_t)INT32_MAX / e || span + s * e > (uint64_t)INT32_MAX)
+                    small = false;
+                else
+                    span += s * e;
+                if (row[d] != c)
+                    contig = false;
+            }
+            c *= shape[d];
+        }
+        if (!(a->buf_flags[b] & KF_CG_BUF_BCAST)) {
+            uint64_t addr = (addrs ? addrs[b] : 0) + (uint64_t)meta[1 + R + nb * R + b] * a->buf_size[b];
+            if (addr % KF_CG_VEC_BYTES != 0)
+                contig = false;
+        }
+    }
+    if (contig)
+        return small ? KF_CG_C32 : KF_CG_C64;
+    return small ? KF_CG_S32 : KF_CG_S64;
+}
+
+static uint32_t grid_for(uint64_t items, uint64_t per_block, int cu, uint32_t override)
+{
+    if (override)
+        return override;
+    uint64_t cap = cu > 0 ? (uint64_t)cu * 8 : 1024;
+    uint64_t g = (items + per_block - 1) / per_block;
+    if (g > cap)
+        g = cap;
+    return g ? (uint32_t)g : 1;
+}
+
+void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units,
+                       uint32_t grid_override, kf_cg_launches *out)
+{
+    memset(out, 0, sizeof *out);
+    kf_cg_variant v = kf_cg_pick_variant(a, meta, addrs);
+    if (a->kind == KF_KERNEL_EW) {
+        uint64_t n = (uint64_t)meta[0];
+        if (n == 0)
+            return;
+        uint64_t threads = (v == KF_CG_C32 || v == KF_CG_C64) ? (n + (uint64_t)a->vecw - 1) / (uint64_t)a->vecw : n;
+        out->n = 1;
+        out->l[0] = (kf_cg_launch){ v, "", grid_for(threads, KF_CG_BLOCK, compute_units, grid_override), KF_CG_BLOCK };
+    } else {
+        uint64_t M, L;
+        red_sizes(a, meta, &M, &L);
+        if (M == 0)
+            return;
+        out->n = 1;
+        if (v == KF_CG_SEQ) {
+            out->l[0] = (kf_cg_launch){ v, "", grid_for(M, KF_CG_BLOCK, compute_units, grid_override), KF_CG_BLOCK };
+        } else {
+            uint64_t ntiles = (L + KF_CG_TILE - 1) / KF_CG_TILE;
+            out->l[0] = (kf_cg_launch){ v, "", grid_for(M * ntiles, 1, compute_units, grid_override), KF_CG_BLOCK };
+            if (ntiles > 1) {
+                out->n = 2;
+                out->l[1] = (kf_cg_launch){ KF_CG_COMB, "", grid_for(M, 1, compute_units, grid_override), KF_CG_BLOCK };
+                uint64_t P = M * ntiles, bytes = 0;
+                /* per reduction, in outs order: P values, then P i64 indices
+                 * for argmin/argmax, each array 16-byte aligned (emit.c) */
+                for (int j = 0; j < a->nouts; j++) {
+                    if (a->red_val[j])
+                        bytes += (P * a->red_val[j] + 15) / 16 * 16;
+                    if (a->red_idx[j])
+                        bytes += (P * 8 + 15) / 16 * 16;
+                }
+                out->scratch_bytes = bytes;
+            }
+        }
+    }
+    for (int i = 0; i < out->n; i++)
+        kf_cg_entry_name(a, out->l[i].variant, out->l[i].entry, sizeof out->l[i].entry);
+}

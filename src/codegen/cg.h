@@ -1,0 +1,96 @@
+/* Internal to src/codegen: the per-target spelling table and the per-kernel
+ * analysis shared by the emitter (emit.c) and the ABI queries (abi.c).
+ * CUDA C and OpenCL C differ only in the rows of kf_cg_spell. */
+#ifndef KF_CG_H
+#define KF_CG_H
+
+#include "codegen.h"
+
+/* A binary operation written as pre A mid B post: "__fadd_rn(" A ", " B ")". */
+typedef struct kf_cg_bin {
+    const char *pre, *mid, *post;
+} kf_cg_bin;
+
+/* A unary conversion written as pre X post. */
+typedef struct kf_cg_wrap {
+    const char *pre, *post;
+} kf_cg_wrap;
+
+typedef struct kf_cg_spell {
+    const char *target_name;        /* "CUDA C", "OpenCL C" */
+    const char *preamble;           /* first lines of every module (may be "") */
+    const char *fp64_preamble;      /* added when a module uses f64 (may be "") */
+    const char *entry_pre;          /* before "void NAME": qualifiers and launch bounds; %d = block size */
+    const char *fn;                 /* qualifiers of a helper or body function */
+    const char *global;             /* address space of device memory pointers, with a trailing space or "" */
+    const char *restrict_kw;        /* restrict keyword */
+    const char *shared;             /* declaration qualifier of block-shared memory */
+    const char *shared_ptr;         /* address space of a pointer to it, with a trailing space or "" */
+    const char *barrier;            /* block-wide barrier over shared memory, a statement without ';' */
+    const char *lid, *bid, *bdim, *gdim;   /* thread in block, block in grid, block size, grid size */
+    const char *types[KF_DTYPE_COUNT];     /* storage type of each dtype */
+    const char *sfx_i64, *sfx_u64;         /* literal suffixes of 64-bit integers */
+    kf_cg_wrap f32_from_bits, f32_to_bits; /* reinterpret unsigned int <-> float */
+    kf_cg_wrap f64_from_bits, f64_to_bits; /* reinterpret 64-bit unsigned <-> double */
+    const char *make_uint4;         /* "make_uint4(" / "(uint4)(" */
+    const char *unroll;             /* line before a loop to unroll, or "" */
+    const char *shfl_down;          /* warp shuffle down: pre of (value, delta) call, NULL when none */
+    kf_cg_bin fadd[2], fsub[2], fmul[2], fdiv[2];   /* [0] f32, [1] f64: correctly rounded, never contracted */
+    const char *fsqrt[2];           /* correctly rounded square root */
+    const char *math[KF_OP_COUNT][2];      /* one-call functions by op, [0] f32, [1] f64 */
+    const char *half_helpers;       /* definitions of kf_h2f and kf_f2h */
+    bool fp64_needs_cap;            /* f64 needs kf_cg_caps.fp64 */
+    bool fp16_needs_cap;            /* f16 needs kf_cg_caps.fp16 */
+} kf_cg_spell;
+
+extern const kf_cg_spell kf_cg_spell_cuda;
+extern const kf_cg_spell kf_cg_spell_opencl;
+
+/* Elements per 16-byte word of the contiguous variants, by element size. */
+#define KF_CG_VEC_BYTES 16
+
+/* -- Per-kernel analysis ------------------------------------------------------ */
+
+enum { KF_CG_ROLE_NONE = 0, KF_CG_ROLE_ARG, KF_CG_ROLE_SCALAR, KF_CG_ROLE_NODE };
+
+typedef struct kf_cg_kinfo {
+    const kf_plan *p;
+    const kf_graph *g;
+    const kf_kernel *k;
+    int kidx;
+    int R;                          /* iteration rank */
+    const int64_t *dims;            /* iteration dims, IR encoding (literal or symbol) */
+    int nb;                         /* nargs + nouts */
+    int32_t *role;                  /* per graph node: role << 24 | index, 0 when not in the kernel */
+    bool *arg_ew;                   /* per arg: read at the iteration point (not only gathered) */
+    int *tslot;                     /* per arg: take-source slot or -1 */
+    int ntake;
+    bool *bcast_all;                /* per buffer: every dim statically broadcast (loaded once) */
+    int vecw;                       /* contiguous variants: elements per thread step (16 / smallest size) */
+    uint8_t coords;                 /* mask of iteration dims whose coordinate the body needs (iota) */
+    int nred;                       /* REDUCE: outs that are reductions */
+    /* meta layout */
+    int m_shape, m_strides, m_offsets, m_take, m_count;
+    uint32_t hash;
+    char prefix[160];               /* "<graph>_k<k>_<hash8>" */
+} kf_cg_kinfo;
+
+/* Analyse kernel kidx of p (checks that the plan is well formed for code
+ * generation); release with kf_cg_kinfo_free. */
+kf_status kf_cg_kinfo_init(kf_cg_kinfo *ki, const kf_plan *p, int kidx, char *err, size_t errlen);
+void kf_cg_kinfo_free(kf_cg_kinfo *ki);
+
+static inline int kf_cg_role(const kf_cg_kinfo *ki, int32_t node) { return ki->role[node] >> 24; }
+static inline int kf_cg_role_index(const kf_cg_kinfo *ki, int32_t node) { return ki->role[node] & 0xffffff; }
+
+/* Is space dim d of the kernel broadcast (coordinate always 0) for node x of
+ * the kernel's iteration space?  Static: the aligned dim of x is missing or a
+ * literal 1 while the space dim is not. */
+bool kf_cg_dim_bcast(const kf_cg_kinfo *ki, const kf_irnode *x, int d);
+
+/* Accumulator facts of a reduction op over operand dtype t. */
+bool kf_cg_red_float(kf_op op, kf_dtype t);      /* accumulates in float or double */
+size_t kf_cg_red_acc_size(kf_op op, kf_dtype t); /* bytes of the accumulator */
+bool kf_cg_red_is_arg(kf_op op);
+
+#endif /* KF_CG_H */

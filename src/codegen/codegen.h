@@ -1,0 +1,198 @@
+/* Code generation: CUDA C and OpenCL C source for a fusion plan, and the
+ * kernel ABI that a runtime needs to launch what was generated.
+ * Module prefix: kf_cg_.  docs/codegen.md is the long form of this header.
+ *
+ * == Kernel ABI ==============================================================
+ *
+ * kf_cg_emit writes ONE module holding every kernel of the plan.  Kernel k
+ * (plan->kernels[k]) has several entry points, all named
+ *
+ *     <graph>_k<k>_<hash8>_<variant>
+ *
+ * where <hash8> is 8 lowercase hex digits of a structural hash of the kernel
+ * (ops, dtypes, shapes, operands; never names) and <variant> is one of
+ *     EW kernels:     c32 c64 s32 s64
+ *     REDUCE kernels: seq tile comb
+ * kf_cg_entry_name gives the name.  Every entry point is launched with a 1-D
+ * grid of blocks of exactly KF_CG_BLOCK threads (OpenCL: local size
+ * KF_CG_BLOCK, global size grid * KF_CG_BLOCK) and loops grid-stride, so any
+ * grid of at least one block is correct; kf_cg_launch_rule picks the grid.
+ *
+ * Parameters, in this order, identical for every variant of a kernel:
+ *   1. one device pointer per k->args[i]   (CUDA: const T *__restrict__,
+ *      OpenCL: __global const T *restrict), T the storage type below;
+ *   2. one device pointer per k->outs[i]   (restrict, writable);
+ *   3. the meta block, by value: a struct whose only member is an array of
+ *      kf_cg_kabi.meta_count 64-bit signed integers (CUDA long long, OpenCL
+ *      long), so its bytes are exactly that int64 array;
+ *   4. one value per k->scalars[i], passed as its storage type;
+ *   5. CUDA int * / OpenCL __global int *: the error flag, only when
+ *      k->has_take;
+ *   6. CUDA unsigned char * / OpenCL __global uchar *: scratch, only for
+ *      REDUCE kernels (every variant has it; it may be NULL when
+ *      kf_cg_launch_rule reports 0 scratch bytes).
+ *
+ * Storage types (arrays, scalars, and the bytes in memory): bool is one byte
+ * 0 or 1 (a nonzero byte reads as true), i8..i64 and u8..u64 the C integer
+ * types of that width, f32 float, f64 double, f16 and bf16 the 16-bit pattern
+ * in an unsigned short.  Pointers point at element 0 of the buffer; the meta
+ * offsets say where the array starts.  Outputs must not overlap any other
+ * buffer of the launch; inputs may overlap each other.
+ *
+ * Meta block (all counts in elements, never bytes), R = iteration rank of
+ * the kernel (the rank of node k->space), NB = nargs + nouts, NT = number of
+ * take sources (args read by a take node, in args order):
+ *     [0]                    n: the number of points of the iteration space
+ *     [1 .. R]               shape of the iteration space
+ *     [1+R + b*R + d]        stride of buffer b (args, then outs) over
+ *                            iteration dim d; 0 on a dim where the buffer is
+ *                            broadcast; for a REDUCE output, 0 on reduced dims
+ *     [1+R+NB*R + b]         offset of buffer b (element index of its [0...])
+ *     [1+R+NB*R+NB + 2t]     length of take source t (its dim 0)
+ *     [1+R+NB*R+NB + 2t + 1] stride of take source t (its dim 0)
+ * kf_cg_fill_meta computes it from symbol values and array strides.
+ *
+ * Error flag: a take whose index is out of range yields 0 and stores 1 to
+ * *err (a plain store; many threads may store).  The runtime zeroes the flag
+ * before the launch and reports KF_ERR_INDEX when it reads 1 afterwards.
+ *
+ * Variants.  EW: c = contiguous (every buffer read at the iteration point is
+ * row-major contiguous over the full iteration shape and its first element
+ * 16-byte aligned, or is broadcast on every dim, i.e. loaded once), moved
+ * with 16-byte loads and stores; s = strided (any strides, negative too).
+ * 32 = 32-bit index arithmetic, usable when n and every buffer's span fit in
+ * int32; 64 otherwise.  REDUCE: seq = one thread per output, a sequential
+ * loop over the reduced elements; tile = pass 1, one block per (output,
+ * tile of KF_CG_TILE reduced elements), writing the output directly when the
+ * reduced length fits one tile, else partials to scratch; comb = pass 2, one
+ * block per output combining its tiles.  Which is used depends only on the
+ * shape, and the combining order only on the shape: results are bitwise
+ * identical for every grid size, every run, and across CUDA and OpenCL.
+ * kf_cg_pick_variant and kf_cg_launch_rule are the one implementation of
+ * these choices for every backend.
+ *
+ * Compiling: no fast-math anywhere.  CUDA: NVRTC defaults (-prec-div=true
+ * -prec-sqrt=true -ftz=false); the code uses __fadd_rn-style intrinsics so
+ * -fmad does not matter.  OpenCL: pass -cl-fp32-correctly-rounded-divide-sqrt
+ * where the device reports CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT; never
+ * -cl-fast-relaxed-math or -cl-mad-enable.  The module begins with
+ * "#pragma OPENCL FP_CONTRACT OFF".
+ */
+#ifndef KF_CODEGEN_H
+#define KF_CODEGEN_H
+
+#include "plan.h"
+#include "strbuf.h"
+
+typedef enum kf_target { KF_TARGET_CUDA, KF_TARGET_OPENCL, KF_TARGET_COUNT } kf_target;
+
+/* Device capabilities that change what may be emitted (OpenCL only; CUDA
+ * ignores them).  A NULL caps pointer means every capability is present. */
+typedef struct kf_cg_caps {
+    bool fp64;   /* cl_khr_fp64: f64 allowed */
+    bool fp16;   /* cl_khr_fp16: f16 allowed (bf16 never needs it) */
+} kf_cg_caps;
+
+typedef enum kf_cg_variant {
+    KF_CG_C32, KF_CG_C64, KF_CG_S32, KF_CG_S64,   /* EW kernels */
+    KF_CG_SEQ, KF_CG_TILE, KF_CG_COMB,            /* REDUCE kernels */
+    KF_CG_VARIANT_COUNT
+} kf_cg_variant;
+
+enum {
+    KF_CG_BLOCK = 256,        /* threads per block, every entry point */
+    KF_CG_TILE = 4096,        /* reduced elements per tile (16 per thread) */
+    KF_CG_SEQ_MAX = 64,       /* reduced length up to which seq is used */
+    KF_CG_SEQ_OUTPUTS = 65536,/* ... or up to KF_CG_TILE when there are this many outputs */
+    KF_CG_NAME_MAX = 256      /* bytes enough for any entry name */
+};
+
+/* "c32", "s64", "seq", ...; NULL when out of range. */
+const char *kf_cg_variant_name(kf_cg_variant v);
+const char *kf_cg_target_name(kf_target t);   /* "cuda", "opencl" */
+
+/* Append the module for every kernel of p to out (which may already hold
+ * text).  On failure returns the status, writes a message naming the kernel
+ * and node to err (if not NULL) and leaves out with partial text:
+ * KF_ERR_UNSUPPORTED when the OpenCL device lacks fp64/fp16 for a dtype the
+ * plan uses; KF_ERR_INVALID_ARG for a malformed plan; KF_ERR_NO_MEMORY.
+ * The text depends only on p and t (and caps only by failing): the same
+ * plan always gives the same bytes. */
+kf_status kf_cg_emit(const kf_plan *p, kf_target t, const kf_cg_caps *caps, kf_strbuf *out, char *err,
+                     size_t errlen);
+
+/* -- What a runtime needs to launch kernel k -------------------------------- */
+
+enum { KF_CG_MAX_BUFS = 1024 };   /* args + outs of one kernel */
+enum { KF_CG_BUF_EW = 1,          /* read or written at the iteration point */
+       KF_CG_BUF_BCAST = 2,       /* an arg broadcast on every iteration dim: read once */
+       KF_CG_BUF_TAKE = 4 };      /* an arg gathered by take (a take source) */
+
+/* The launch facts of one kernel, computed once (kf_cg_kernel_abi) and then
+ * used for every call without the plan. */
+typedef struct kf_cg_kabi {
+    kf_kernel_kind kind;
+    int kernel;             /* index in the plan */
+    int rank;               /* R, iteration rank */
+    uint8_t axes;           /* REDUCE: reduced iteration dims (bit d) */
+    int nargs, nouts, nscalars;
+    int ntake;              /* take sources (args with KF_CG_BUF_TAKE, in args order) */
+    int meta_count;         /* int64 entries of the meta block */
+    int vecw;               /* contiguous variants: elements per thread step */
+    bool has_err;           /* the error-flag parameter is present (k->has_take) */
+    bool has_scratch;       /* the scratch parameter is present (REDUCE) */
+    size_t param_bytes;     /* parameter list bytes as CUDA lays it out (limit 4 KiB) */
+    char prefix[KF_CG_NAME_MAX - 8];   /* "<graph>_k<k>_<hash8>" */
+    uint8_t buf_size[KF_CG_MAX_BUFS];  /* element bytes of buffer b (args then outs) */
+    uint8_t buf_flags[KF_CG_MAX_BUFS]; /* KF_CG_BUF_* */
+    uint8_t red_val[KF_CG_MAX_BUFS];   /* REDUCE: per out, accumulator bytes (0: not a reduction) */
+    bool red_idx[KF_CG_MAX_BUFS];      /* REDUCE: per out, an argmin/argmax (partials carry an i64 index) */
+} kf_cg_kabi;
+
+kf_status kf_cg_kernel_abi(const kf_plan *p, int k, kf_cg_kabi *out, char *err, size_t errlen);
+
+/* The entry point name of variant v into buf; "" when v does not belong to
+ * the kernel's kind.  KF_CG_NAME_MAX bytes are always enough. */
+void kf_cg_entry_name(const kf_cg_kabi *a, kf_cg_variant v, char *buf, size_t len);
+
+/* Where a buffer lives: element strides of its own dims (in the order of the
+ * node's dims) and the element offset of its element [0,...,0]. */
+typedef struct kf_cg_array {
+    int64_t strides[KF_MAX_RANK];
+    int64_t offset;
+} kf_cg_array;
+
+/* Fill meta (a->meta_count entries) for kernel a->kernel of p.  symvals[i]
+ * is the value of symbol i of p->g (its symbol table order); arrays[b]
+ * describes buffer b (args then outs), or arrays == NULL for all row-major
+ * contiguous at offset 0.  KF_ERR_SHAPE for a negative symbol value. */
+kf_status kf_cg_fill_meta(const kf_cg_kabi *a, const kf_plan *p, const int64_t *symvals,
+                          const kf_cg_array *arrays, int64_t *meta, char *err, size_t errlen);
+
+/* The variant of the first launch given the filled meta block.  addrs[b] is
+ * the device address of buffer b's element 0 (used with its offset for the
+ * 16-byte alignment test); NULL means every buffer's element 0 is 16-byte
+ * aligned (OpenCL buffers, CUDA allocations). */
+kf_cg_variant kf_cg_pick_variant(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs);
+
+typedef struct kf_cg_launch {
+    kf_cg_variant variant;
+    char entry[KF_CG_NAME_MAX];
+    uint32_t grid;      /* blocks; OpenCL global size = grid * block */
+    uint32_t block;     /* threads per block: always KF_CG_BLOCK */
+} kf_cg_launch;
+
+typedef struct kf_cg_launches {
+    int n;                  /* 0 (nothing to do), 1 or 2: launch in order on one stream */
+    kf_cg_launch l[2];
+    uint64_t scratch_bytes; /* REDUCE: device scratch given to both launches; 0 when unused */
+} kf_cg_launches;
+
+/* The launches of one call: the variant of kf_cg_pick_variant, entry names,
+ * grids sized to the device (compute_units: SMs or OpenCL compute units,
+ * <= 0 when unknown) and the scratch size.  grid_override > 0 forces the
+ * grid of every launch (tests: results must not change). */
+void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units,
+                       uint32_t grid_override, kf_cg_launches *out);
+
+#endif /* KF_CODEGEN_H */
