@@ -1,6 +1,5 @@
 /* Binding a run's views to a graph: dtype, rank and symbol checks, view
- * bounds, output shapes, and the per-kernel meta block (sizes, strides,
- * offsets in elements) that every generated kernel takes. */
+ * bounds and run-time shapes. */
 #include "bind.h"
 
 #include <stdio.h>
@@ -104,42 +103,4 @@ kf_status kf_rt_node_shape(kf_context *ctx, const kf_graph *g, int32_t node, con
         shape[d] = v;
     }
     return KF_OK;
-}
-
-/* Element strides of operand view v over the iteration space (rank R, shape
- * sp).  EW operands broadcast NumPy-style (aligned right, a size-1 dim
- * against a larger one gets stride 0); outputs of a reduction have stride 0
- * along the reduced axes. */
-void kf_rt_operand_strides(const kf_view *v, int R, const int64_t *sp, uint8_t reduced, bool is_reduce_out,
-                           int64_t *out)
-{
-    if (is_reduce_out) {
-        bool keep = v->rank == R;
-        int j = 0;
-        for (int i = 0; i < R; i++) {
-            if (reduced & (1u << i)) {
-                out[i] = 0;
-                j += keep;
-            } else {
-                out[i] = v->shape[j] == 1 && sp[i] != 1 ? 0 : v->strides[j];
-                j++;
-            }
-        }
-        return;
-    }
-    for (int i = 0; i < R; i++) {
-        int j = i - (R - v->rank);
-        out[i] = j < 0 || (v->shape[j] == 1 && sp[i] != 1) ? 0 : v->strides[j];
-    }
-}
-
-bool kf_rt_view_dense(const kf_view *v)
-{
-    int64_t st = 1;
-    for (int i = v->rank - 1; i >= 0; i--) {
-        if (v->shape[i] != 1 && v->strides[i] != st)
-            return false;
-        st *= v->shape[i];
-    }
-    return true;
 }

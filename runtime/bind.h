@@ -1,4 +1,4 @@
-/* Binding views to a graph and building kernel meta blocks (bind.c). */
+/* Binding views to a graph (bind.c). */
 #ifndef KF_BIND_H
 #define KF_BIND_H
 
@@ -12,10 +12,4 @@ kf_status kf_rt_check_view(kf_context *ctx, const kf_view *v, const char *what, 
 kf_status kf_rt_bind_inputs(kf_context *ctx, const kf_graph *g, const kf_view *in, int nin, int64_t *symval);
 /* The run-time shape of node (error when a symbol is unbound). */
 kf_status kf_rt_node_shape(kf_context *ctx, const kf_graph *g, int32_t node, const int64_t *symval, int64_t *shape);
-/* Strides of an operand over an iteration space of rank R and shape sp. */
-void kf_rt_operand_strides(const kf_view *v, int R, const int64_t *sp, uint8_t reduced, bool is_reduce_out,
-                           int64_t *out);
-/* Row-major contiguous (size-1 dims may have any stride). */
-bool kf_rt_view_dense(const kf_view *v);
-
 #endif

@@ -260,8 +260,9 @@ static void stream_release(kf_context *ctx, kf_stream *s)
     kf_rt_err err;
     if (s->h || s == ctx->default_stream)
         ctx->be->stream_sync(ctx->dev, s->h, &err);
-    if (s->scratch)
-        ctx->be->free(ctx->dev, s->scratch);
+    for (int i = 0; i < 2; i++)
+        if (s->arena[i])
+            ctx->be->free(ctx->dev, s->arena[i]);
     if (s->flag)
         ctx->be->free(ctx->dev, s->flag);
     if (s->h)
@@ -432,25 +433,25 @@ kf_status kf_rt_flag(kf_context *ctx, kf_stream *s)
     return st == KF_OK ? KF_OK : kf_rt_fail(ctx, st, "allocating the take flag: %s", err.msg);
 }
 
-kf_status kf_rt_scratch(kf_context *ctx, kf_stream *s, size_t bytes)
+kf_status kf_rt_arena(kf_context *ctx, kf_stream *s, int i, size_t bytes)
 {
-    if (bytes <= s->scratch_size)
+    if (bytes == 0 || bytes <= s->arena_size[i])
         return KF_OK;
     kf_rt_err err;
-    if (s->scratch) {
-        /* queued kernels may still use the old scratch */
+    if (s->arena[i]) {
+        /* queued kernels may still use the old arena */
         kf_status st = ctx->be->stream_sync(ctx->dev, s->h, &err);
         if (st != KF_OK)
             return kf_rt_fail(ctx, st, "growing scratch: %s", err.msg);
-        ctx->be->free(ctx->dev, s->scratch);
-        s->scratch = NULL;
-        s->scratch_size = 0;
+        ctx->be->free(ctx->dev, s->arena[i]);
+        s->arena[i] = NULL;
+        s->arena_size[i] = 0;
     }
     size_t want = bytes < 4096 ? 4096 : bytes + bytes / 4;
-    kf_status st = ctx->be->alloc(ctx->dev, want, &s->scratch, &err);
+    kf_status st = ctx->be->alloc(ctx->dev, want, &s->arena[i], &err);
     if (st != KF_OK)
         return kf_rt_fail(ctx, st, "allocating %zu bytes of scratch: %s", want, err.msg);
-    s->scratch_size = want;
+    s->arena_size[i] = want;
     return KF_OK;
 }
 

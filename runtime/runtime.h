@@ -30,8 +30,8 @@ struct kf_stream {
     pthread_mutex_t lock;    /* held while a run is queued: scratch is per stream */
     void *flag;              /* device int: set by a take out of range */
     atomic_bool flag_armed;  /* a take kernel ran since the last sync */
-    void *scratch;           /* intermediates and reduction partials */
-    size_t scratch_size;
+    void *arena[2];          /* scratch: [0] stored intermediates, [1] reduction partials */
+    size_t arena_size[2];
 };
 
 struct kf_event {
@@ -66,10 +66,10 @@ void kf_rt_link_add(kf_context *ctx, kf_rt_link *head, kf_rt_link *l);
 void kf_rt_link_remove(kf_context *ctx, kf_rt_link *l);
 /* The stream object for s (NULL: the default stream). */
 static inline kf_stream *kf_rt_stream(kf_context *ctx, kf_stream *s) { return s ? s : ctx->default_stream; }
-/* Make sure s->scratch holds at least bytes (synchronising s before
- * releasing a smaller one that queued work may still use).  Caller holds
- * s->lock. */
-kf_status kf_rt_scratch(kf_context *ctx, kf_stream *s, size_t bytes);
+/* Make sure scratch arena i of s holds at least bytes (synchronising s
+ * before releasing a smaller one that queued work may still use).  Caller
+ * holds s->lock. */
+kf_status kf_rt_arena(kf_context *ctx, kf_stream *s, int i, size_t bytes);
 /* The take flag of s, allocated and zeroed on first use.  Caller holds s->lock. */
 kf_status kf_rt_flag(kf_context *ctx, kf_stream *s);
 void kf_rt_program_release(kf_program *p);

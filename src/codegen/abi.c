@@ -516,7 +516,7 @@ static void red_sizes(const kf_cg_kabi *a, const int64_t *meta, uint64_t *M, uin
 
 static bool use_seq(uint64_t M, uint64_t L)
 {
-    return L <= KF_CG_SEQ_MAX || (M >= KF_CG_SEQ_OUTPUTS && L <= KF_CG_TILE);
+    return L <= KF_CG_SEQ_MAX || (M >= KF_CG_SEQ_OUTPUTS && L <= KF_CG_TILE_ELEMS);
 }
 
 kf_cg_variant kf_cg_pick_variant(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs)
@@ -591,7 +591,7 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
         if (v == KF_CG_SEQ) {
             out->l[0] = (kf_cg_launch){ v, "", grid_for(M, KF_CG_BLOCK, compute_units, grid_override), KF_CG_BLOCK };
         } else {
-            uint64_t ntiles = (L + KF_CG_TILE - 1) / KF_CG_TILE;
+            uint64_t ntiles = (L + KF_CG_TILE_ELEMS - 1) / KF_CG_TILE_ELEMS;
             out->l[0] = (kf_cg_launch){ v, "", grid_for(M * ntiles, 1, compute_units, grid_override), KF_CG_BLOCK };
             if (ntiles > 1) {
                 out->n = 2;

@@ -72,7 +72,7 @@ typedef struct kf_cg_kinfo {
     /* meta layout */
     int m_shape, m_strides, m_offsets, m_take, m_count;
     uint32_t hash;
-    char prefix[160];               /* "<graph>_k<k>_<hash8>" */
+    char prefix[KF_CG_NAME_MAX - 8];   /* "<graph>_k<k>_<hash8>" */
 } kf_cg_kinfo;
 
 /* Analyse kernel kidx of p (checks that the plan is well formed for code

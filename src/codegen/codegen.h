@@ -63,7 +63,7 @@
  * 32 = 32-bit index arithmetic, usable when n and every buffer's span fit in
  * int32; 64 otherwise.  REDUCE: seq = one thread per output, a sequential
  * loop over the reduced elements; tile = pass 1, one block per (output,
- * tile of KF_CG_TILE reduced elements), writing the output directly when the
+ * tile of KF_CG_TILE_ELEMS reduced elements), writing the output directly when the
  * reduced length fits one tile, else partials to scratch; comb = pass 2, one
  * block per output combining its tiles.  Which is used depends only on the
  * shape, and the combining order only on the shape: results are bitwise
@@ -101,9 +101,9 @@ typedef enum kf_cg_variant {
 
 enum {
     KF_CG_BLOCK = 256,        /* threads per block, every entry point */
-    KF_CG_TILE = 4096,        /* reduced elements per tile (16 per thread) */
+    KF_CG_TILE_ELEMS = 4096, /* reduced elements per tile (16 per thread) */
     KF_CG_SEQ_MAX = 64,       /* reduced length up to which seq is used */
-    KF_CG_SEQ_OUTPUTS = 65536,/* ... or up to KF_CG_TILE when there are this many outputs */
+    KF_CG_SEQ_OUTPUTS = 65536,/* ... or up to KF_CG_TILE_ELEMS when there are this many outputs */
     KF_CG_NAME_MAX = 256      /* bytes enough for any entry name */
 };
 

@@ -182,7 +182,7 @@ kf_graph *kf_graph_new(const char *name)
     kf_graph *g = calloc(1, sizeof *g);
     if (!g)
         return NULL;
-    g->name = strdup(name && *name ? name : "graph");
+    g->name = strdup(name && *name ? name : "g");
     if (!g->name) {
         free(g);
         return NULL;
@@ -314,11 +314,9 @@ void kf_ir_shape_str(const kf_graph *g, const kf_irnode *x, char *buf, size_t le
 int64_t kf_ir_numel_static(const kf_irnode *x)
 {
     int64_t n = 1;
-    for (int i = 0; i < x->rank; i++) {
-        if (x->dims[i] < 0)
+    for (int i = 0; i < x->rank; i++)
+        if (x->dims[i] < 0 || __builtin_mul_overflow(n, x->dims[i], &n))
             return -1;
-        n *= x->dims[i];
-    }
     return n;
 }
 
@@ -692,7 +690,7 @@ kf_node kf_lit_i(kf_graph *g, kf_dtype t, int64_t v)
         return KF_NONE;
     kf_lit l;
     if (kf_dt_is_float(t)) {
-        l.f = round_float(t, (double)v);
+        return kf_lit_f(g, t, (double)v);
     } else if (v < int_range[t].lo || (v > 0 && (uint64_t)v > int_range[t].hi)) {
         kf_ir_fail(g, KF_ERR_TYPE, KF_NONE, "literal %lld is out of range for %s", (long long)v, kf_dtype_name(t));
         return KF_NONE;
@@ -709,7 +707,7 @@ kf_node kf_lit_u(kf_graph *g, kf_dtype t, uint64_t v)
     if (lit_check(g, t) == KF_NONE)
         return KF_NONE;
     if (kf_dt_is_float(t))
-        return add_lit(g, t, (kf_lit){ .f = round_float(t, (double)v) });
+        return kf_lit_f(g, t, (double)v);
     if (v > int_range[t].hi) {
         kf_ir_fail(g, KF_ERR_TYPE, KF_NONE, "literal %llu is out of range for %s", (unsigned long long)v,
                    kf_dtype_name(t));
@@ -722,8 +720,14 @@ kf_node kf_lit_f(kf_graph *g, kf_dtype t, double v)
 {
     if (lit_check(g, t) == KF_NONE)
         return KF_NONE;
-    if (kf_dt_is_float(t))
-        return add_lit(g, t, (kf_lit){ .f = round_float(t, v) });
+    if (kf_dt_is_float(t)) {
+        double r = round_float(t, v);
+        if (isinf(r) && !isinf(v)) {
+            kf_ir_fail(g, KF_ERR_TYPE, KF_NONE, "literal %.17g overflows %s", v, kf_dtype_name(t));
+            return KF_NONE;
+        }
+        return add_lit(g, t, (kf_lit){ .f = r });
+    }
     if (v != v || v != floor(v)) {
         kf_ir_fail(g, KF_ERR_TYPE, KF_NONE, "literal %.17g is not an integer, so it cannot be %s", v, kf_dtype_name(t));
         return KF_NONE;
@@ -791,9 +795,11 @@ kf_node kf_iota(kf_graph *g, kf_dtype t, int rank, const kf_dim *dims, int axis)
     }
     if (!set_dims(g, &x, "iota", rank, dims))
         return KF_NONE;
-    if (axis < 0)
-        axis += rank;
-    x.axis = (int8_t)(axis < -1 || axis > KF_MAX_RANK ? -1 : axis);
+    if (rank >= 1 && (axis < -rank || axis >= rank)) {
+        kf_ir_fail(g, KF_ERR_SHAPE, g->nnodes, "iota: axis %d out of range for rank %d", axis, rank);
+        return KF_NONE;
+    }
+    x.axis = (int8_t)(axis < 0 && rank >= 1 ? axis + rank : axis < 0 ? 0 : axis);
     return kf_ir_add(g, &x);
 }
 

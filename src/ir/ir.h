@@ -126,7 +126,8 @@ kf_status kf_ir_infer(const kf_graph *g, kf_irnode *x, char *msg, size_t msglen)
  * inferred here).  Returns its index or KF_NONE (error kept on g). */
 kf_node kf_ir_add(kf_graph *g, const kf_irnode *proto);
 
-/* Number of elements of a literal shape; -1 when any dim is a symbol. */
+/* Number of elements of a literal shape; -1 when any dim is a symbol or
+ * the product overflows int64. */
 int64_t kf_ir_numel_static(const kf_irnode *x);
 
 /* Identifier rule shared by builder, parser and printer. */

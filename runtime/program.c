@@ -1,0 +1,412 @@
+/* Programs: a graph fused, generated, compiled and loaded for one context
+ * (kf_compile), and queued runs of it on a stream (kf_run).  The launch
+ * facts of every kernel come from codegen's ABI (codegen.h); this file only
+ * binds arrays to buffers and hands the launches to the backend. */
+#include "bind.h"
+#include "codegen.h"
+#include "plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Where buffer b of a kernel lives during a run. */
+typedef enum { SRC_INPUT, SRC_OUTPUT, SRC_STORED } kf_rt_src_kind;
+typedef struct kf_rt_src {
+    uint8_t kind;
+    int32_t index;    /* array-input index, output index or stored index */
+} kf_rt_src;
+
+typedef struct kf_rt_kernel {
+    kf_cg_kabi abi;
+    void *fn[KF_CG_VARIANT_COUNT];
+    kf_rt_src *src;   /* abi.nargs + abi.nouts entries */
+    int32_t *scalar_slot; /* per scalar: index into the run's scalars */
+} kf_rt_kernel;
+
+struct kf_program {
+    kf_rt_link link;
+    kf_context *ctx;
+    kf_plan *plan;         /* owns the optimised graph */
+    void *mod;
+    int nk;
+    kf_rt_kernel *k;
+    int ninputs, nscalars; /* array and scalar inputs of the graph */
+};
+
+int kf_program_num_kernels(const kf_program *p) { return p ? p->nk : 0; }
+
+void kf_program_free(kf_program *p)
+{
+    if (!p)
+        return;
+    kf_context *ctx = p->ctx;
+    kf_rt_link_remove(ctx, &p->link);
+    /* runs queued on any stream may still use the module */
+    kf_rt_err err;
+    for (kf_rt_link *l = ctx->streams.next; l != &ctx->streams; l = l->next)
+        ctx->be->stream_sync(ctx->dev, ((kf_stream *)l)->h, &err);
+    ctx->be->stream_sync(ctx->dev, ctx->default_stream->h, &err);
+    for (int i = 0; p->k && i < p->nk; i++) {
+        free(p->k[i].src);
+        free(p->k[i].scalar_slot);
+    }
+    free(p->k);
+    if (p->mod)
+        ctx->be->unload(ctx->dev, p->mod);
+    kf_plan_free(p->plan);
+    free(p);
+}
+
+/* Buffer sources of kernel k: outs go to graph outputs or stored slots;
+ * args come from array inputs, then outputs, then stored slots. */
+static kf_status map_sources(kf_program *p, int ki, char *err, size_t errlen)
+{
+    const kf_graph *g = p->plan->g;
+    const kf_kernel *k = &p->plan->kernels[ki];
+    kf_rt_kernel *rk = &p->k[ki];
+    int nb = k->nargs + k->nouts;
+    rk->src = calloc((size_t)nb + 1, sizeof *rk->src);
+    rk->scalar_slot = calloc((size_t)k->nscalars + 1, sizeof *rk->scalar_slot);
+    if (!rk->src || !rk->scalar_slot)
+        return KF_ERR_NO_MEMORY;
+    for (int b = 0; b < nb; b++) {
+        int32_t node = b < k->nargs ? k->args[b] : k->outs[b - k->nargs];
+        const kf_irnode *x = &g->nodes[node];
+        kf_rt_src s = { 0, -1 };
+        if (b < k->nargs && x->op == KF_OP_INPUT) {
+            s.kind = SRC_INPUT;
+            s.index = 0;
+            for (int32_t i = 0; i < x->param; i++)
+                s.index += !g->nodes[g->inputs[i]].scalar;
+        }
+        for (int32_t j = 0; s.index < 0 && j < g->noutputs; j++)
+            if (g->outputs[j] == node)
+                s = (kf_rt_src){ SRC_OUTPUT, j };
+        for (int32_t j = 0; s.index < 0 && j < p->plan->nstored; j++)
+            if (p->plan->stored[j] == node)
+                s = (kf_rt_src){ SRC_STORED, j };
+        if (s.index < 0) {
+            snprintf(err, errlen, "kernel %d: buffer %d (node %d) is neither an input, an output nor stored", ki, b,
+                     node);
+            return KF_ERR_INVALID_ARG;
+        }
+        rk->src[b] = s;
+    }
+    for (int i = 0; i < k->nscalars; i++) {
+        int slot = 0;
+        for (int32_t j = 0; j < g->nodes[k->scalars[i]].param; j++)
+            slot += g->nodes[g->inputs[j]].scalar;
+        rk->scalar_slot[i] = slot;
+    }
+    return KF_OK;
+}
+
+/* Generate, compile and load the module of p's plan. */
+static kf_status build_module(kf_context *ctx, kf_program *p, char *msg, size_t msglen)
+{
+    kf_strbuf src;
+    kf_sb_init(&src);
+    kf_cg_caps caps = { ctx->info.fp64, ctx->info.fp16 };
+    kf_target target = ctx->info.backend == KF_BACKEND_CUDA ? KF_TARGET_CUDA : KF_TARGET_OPENCL;
+    kf_status s = kf_cg_emit(p->plan, target, &caps, &src, msg, msglen);
+    if (s == KF_OK && kf_sb_failed(&src)) {
+        snprintf(msg, msglen, "out of memory generating code");
+        s = KF_ERR_NO_MEMORY;
+    }
+    kf_rt_err err;
+    void *bin = NULL;
+    size_t binlen = 0;
+    if (s == KF_OK && (s = ctx->be->compile(ctx->dev, kf_sb_str(&src), src.len, &bin, &binlen,
+                                            &err)) == KF_OK) {
+        s = ctx->be->load(ctx->dev, bin, binlen, &p->mod, &err);
+        free(bin);
+    }
+    if (s != KF_OK && !msg[0])
+        snprintf(msg, msglen, "%s", err.msg);
+    kf_sb_free(&src);
+    return s;
+}
+
+/* Kernel ABIs, buffer sources and entry points of every kernel. */
+static kf_status bind_kernels(kf_context *ctx, kf_program *p, char *msg, size_t msglen)
+{
+    p->nk = p->plan->nkernels;
+    if (!(p->k = calloc((size_t)p->nk + 1, sizeof *p->k))) {
+        snprintf(msg, msglen, "out of host memory");
+        return KF_ERR_NO_MEMORY;
+    }
+    kf_status s = KF_OK;
+    for (int i = 0; i < p->nk && s == KF_OK; i++) {
+        kf_rt_kernel *rk = &p->k[i];
+        s = kf_cg_kernel_abi(p->plan, i, &rk->abi, msg, msglen);
+        if (s == KF_OK)
+            s = map_sources(p, i, msg, msglen);
+        for (int v = 0; v < KF_CG_VARIANT_COUNT && s == KF_OK; v++) {
+            char name[KF_CG_NAME_MAX];
+            kf_rt_err err;
+            kf_cg_entry_name(&rk->abi, (kf_cg_variant)v, name, sizeof name);
+            if (name[0] && (s = ctx->be->function(ctx->dev, p->mod, name, &rk->fn[v], &err)) != KF_OK)
+                snprintf(msg, msglen, "%s", err.msg);
+        }
+    }
+    return s;
+}
+
+kf_status kf_compile(kf_context *ctx, const kf_graph *g, kf_program **out)
+{
+    if (!ctx)
+        return KF_ERR_INVALID_ARG;
+    if (!g || !out)
+        return kf_rt_fail(ctx, KF_ERR_INVALID_ARG, "kf_compile: %s is NULL", g ? "out" : "the graph");
+    *out = NULL;
+    kf_program *p = calloc(1, sizeof *p);
+    if (!p)
+        return kf_rt_fail(ctx, KF_ERR_NO_MEMORY, "kf_compile: out of host memory");
+    p->ctx = ctx;
+    kf_rt_link_add(ctx, &ctx->programs, &p->link);
+
+    static char msg_oom[] = "out of host memory";
+    char *msg = malloc(4096);
+    kf_pipeline pipe;
+    kf_status s = msg ? kf_fuse(g, NULL, NULL, &pipe) : KF_ERR_NO_MEMORY;
+    if (s == KF_OK) {
+        msg[0] = 0;
+        p->plan = pipe.plan;
+        const kf_graph *pg = p->plan->g;
+        for (int32_t i = 0; i < pg->ninputs; i++)
+            pg->nodes[pg->inputs[i]].scalar ? p->nscalars++ : p->ninputs++;
+        s = build_module(ctx, p, msg, 4096);
+        if (s == KF_OK)
+            s = bind_kernels(ctx, p, msg, 4096);
+    } else if (msg) {
+        snprintf(msg, 4096, "%s", pipe.err);
+    }
+    if (s != KF_OK) {
+        kf_program_free(p);
+        kf_rt_fail(ctx, s, "kf_compile: graph '%s': %s", kf_graph_name(g), msg ? msg : msg_oom);
+    } else {
+        *out = p;
+    }
+    free(msg);
+    return s;
+}
+
+/* -- Running ------------------------------------------------------------------- */
+
+static size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+static int64_t numel(const int64_t *shape, int rank)
+{
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= shape[i];
+    return n;
+}
+
+/* Check (or allocate, when buf is NULL) output j's view. */
+static kf_status bind_output(kf_program *p, int j, kf_view *v, const int64_t *symval, bool *allocated)
+{
+    kf_context *ctx = p->ctx;
+    const kf_graph *g = p->plan->g;
+    const kf_irnode *x = &g->nodes[g->outputs[j]];
+    int64_t shape[KF_MAX_RANK];
+    kf_status s = kf_rt_node_shape(ctx, g, g->outputs[j], symval, shape);
+    if (s != KF_OK)
+        return s;
+    *allocated = false;
+    if (!v->buf) {
+        size_t bytes = (size_t)numel(shape, x->rank) * kf_dtype_size((kf_dtype)x->dtype);
+        kf_buffer *b;
+        if ((s = kf_buffer_alloc(ctx, bytes, &b)) != KF_OK)
+            return s;
+        *v = kf_view_dense(b, 0, (kf_dtype)x->dtype, x->rank, shape);
+        *allocated = true;
+        return KF_OK;
+    }
+    if (v->dtype != (kf_dtype)x->dtype)
+        return kf_rt_fail(ctx, KF_ERR_TYPE, "output '%s': the view is %s, the graph gives %s", x->name,
+                          kf_dtype_name(v->dtype), kf_dtype_name((kf_dtype)x->dtype));
+    if (v->rank != x->rank)
+        return kf_rt_fail(ctx, KF_ERR_SHAPE, "output '%s': the view has rank %d, the graph gives %d", x->name, v->rank,
+                          x->rank);
+    for (int d = 0; d < x->rank; d++)
+        if (v->shape[d] != shape[d])
+            return kf_rt_fail(ctx, KF_ERR_SHAPE, "output '%s': dimension %d of the view is %lld, the graph gives %lld",
+                              x->name, d, (long long)v->shape[d], (long long)shape[d]);
+    return kf_rt_check_view(ctx, v, "output", x->name);
+}
+
+/* Everything one run needs, resolved before anything is queued. */
+typedef struct run_state {
+    int64_t symval[64];
+    int64_t *meta;         /* per kernel, abi.meta_count each */
+    kf_cg_launches *launch;
+    size_t *stored_off;    /* byte offset of each stored node in the stored arena */
+    size_t stored_bytes, partial_bytes;
+} run_state;
+
+kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ninputs, const void *const *scalars,
+                 int nscalars, kf_view *outputs, int noutputs)
+{
+    if (!p)
+        return KF_ERR_INVALID_ARG;
+    kf_context *ctx = p->ctx;
+    const kf_graph *g = p->plan->g;
+    if (stream && stream->ctx != ctx)
+        return kf_rt_fail(ctx, KF_ERR_CONTEXT, "kf_run: the stream belongs to another context");
+    if (ninputs != p->ninputs || (ninputs && !inputs))
+        return kf_rt_fail(ctx, KF_ERR_INVALID_ARG, "kf_run: graph '%s' takes %d array inputs, %d given", g->name,
+                          p->ninputs, ninputs);
+    if (nscalars != p->nscalars || (nscalars && !scalars))
+        return kf_rt_fail(ctx, KF_ERR_INVALID_ARG, "kf_run: graph '%s' takes %d scalar inputs, %d given", g->name,
+                          p->nscalars, nscalars);
+    for (int i = 0; i < nscalars; i++)
+        if (!scalars[i])
+            return kf_rt_fail(ctx, KF_ERR_INVALID_ARG, "kf_run: scalar %d is NULL", i);
+    if (noutputs != g->noutputs || !outputs)
+        return kf_rt_fail(ctx, KF_ERR_INVALID_ARG, "kf_run: graph '%s' has %d outputs, %d given", g->name,
+                          g->noutputs, noutputs);
+    if (g->nsyms > 64)
+        return kf_rt_fail(ctx, KF_ERR_UNSUPPORTED, "kf_run: more than 64 symbols");
+
+    run_state rs;
+    memset(&rs, 0, sizeof rs);
+    kf_status s = kf_rt_bind_inputs(ctx, g, inputs, ninputs, rs.symval);
+    if (s != KF_OK)
+        return s;
+    bool allocated[256] = { false };
+    if (noutputs > 256)
+        return kf_rt_fail(ctx, KF_ERR_UNSUPPORTED, "kf_run: more than 256 outputs");
+    int bound = 0;
+    for (; bound < noutputs && s == KF_OK; bound++)
+        s = bind_output(p, bound, &outputs[bound], rs.symval, &allocated[bound]);
+
+    /* Stored intermediates: dense, 256-byte aligned in the stored arena. */
+    size_t total_meta = 0;
+    for (int i = 0; i < p->nk; i++)
+        total_meta += (size_t)p->k[i].abi.meta_count;
+    if (s == KF_OK) {
+        rs.meta = malloc((total_meta + 1) * sizeof *rs.meta);
+        rs.launch = malloc(((size_t)p->nk + 1) * sizeof *rs.launch);
+        rs.stored_off = malloc(((size_t)p->plan->nstored + 1) * sizeof *rs.stored_off);
+        if (!rs.meta || !rs.launch || !rs.stored_off)
+            s = kf_rt_fail(ctx, KF_ERR_NO_MEMORY, "kf_run: out of host memory");
+    }
+    for (int j = 0; s == KF_OK && j < p->plan->nstored; j++) {
+        int32_t node = p->plan->stored[j];
+        int64_t shape[KF_MAX_RANK];
+        s = kf_rt_node_shape(ctx, g, node, rs.symval, shape);
+        rs.stored_off[j] = rs.stored_bytes;
+        rs.stored_bytes += align_up((size_t)numel(shape, g->nodes[node].rank) *
+                                        kf_dtype_size((kf_dtype)g->nodes[node].dtype), 256);
+    }
+
+    /* Meta blocks and launches of every kernel. */
+    kf_cg_array *arrays = NULL;
+    int maxnb = 0;
+    for (int i = 0; i < p->nk; i++)
+        if (p->k[i].abi.nargs + p->k[i].abi.nouts > maxnb)
+            maxnb = p->k[i].abi.nargs + p->k[i].abi.nouts;
+    kf_view *stored_views = NULL;
+    if (s == KF_OK) {
+        arrays = calloc((size_t)maxnb + 1, sizeof *arrays);
+        stored_views = calloc((size_t)p->plan->nstored + 1, sizeof *stored_views);
+        if (!arrays || !stored_views)
+            s = kf_rt_fail(ctx, KF_ERR_NO_MEMORY, "kf_run: out of host memory");
+    }
+    kf_stream *st = kf_rt_stream(ctx, stream);
+    if (s == KF_OK)
+        pthread_mutex_lock(&st->lock);
+    bool locked = s == KF_OK;
+    for (int j = 0; s == KF_OK && j < p->plan->nstored; j++) {
+        int32_t node = p->plan->stored[j];
+        int64_t shape[KF_MAX_RANK];
+        kf_rt_node_shape(ctx, g, node, rs.symval, shape);
+        stored_views[j] = kf_view_dense(NULL, rs.stored_off[j], (kf_dtype)g->nodes[node].dtype,
+                                        g->nodes[node].rank, shape);
+    }
+    char msg[512] = "";
+    size_t moff = 0;
+    for (int i = 0; s == KF_OK && i < p->nk; i++) {
+        kf_rt_kernel *rk = &p->k[i];
+        int nb = rk->abi.nargs + rk->abi.nouts;
+        for (int b = 0; b < nb; b++) {
+            kf_rt_src src = rk->src[b];
+            const kf_view *v = src.kind == SRC_INPUT    ? &inputs[src.index]
+                               : src.kind == SRC_OUTPUT ? &outputs[src.index]
+                                                        : &stored_views[src.index];
+            memcpy(arrays[b].strides, v->strides, sizeof arrays[b].strides);
+            arrays[b].offset = (int64_t)(v->offset / kf_dtype_size(v->dtype));
+        }
+        int64_t *meta = rs.meta + moff;
+        moff += (size_t)rk->abi.meta_count;
+        s = kf_cg_fill_meta(&rk->abi, p->plan, rs.symval, arrays, meta, msg, sizeof msg);
+        if (s != KF_OK) {
+            s = kf_rt_fail(ctx, s, "kf_run: graph '%s': %s", g->name, msg);
+            break;
+        }
+        kf_cg_launch_rule(&rk->abi, meta, NULL, ctx->info.compute_units, 0, &rs.launch[i]);
+        if (rs.launch[i].scratch_bytes > rs.partial_bytes)
+            rs.partial_bytes = rs.launch[i].scratch_bytes;
+    }
+    if (s == KF_OK)
+        s = kf_rt_arena(ctx, st, 0, rs.stored_bytes);
+    if (s == KF_OK)
+        s = kf_rt_arena(ctx, st, 1, rs.partial_bytes);
+    bool need_flag = false;
+    for (int i = 0; i < p->nk; i++)
+        need_flag |= p->k[i].abi.has_err;
+    if (s == KF_OK && need_flag)
+        s = kf_rt_flag(ctx, st);
+
+    /* Queue the launches. */
+    kf_rt_arg *args = NULL;
+    if (s == KF_OK && !(args = calloc((size_t)maxnb + (size_t)nscalars + 4, sizeof *args)))
+        s = kf_rt_fail(ctx, KF_ERR_NO_MEMORY, "kf_run: out of host memory");
+    moff = 0;
+    for (int i = 0; s == KF_OK && i < p->nk; i++) {
+        kf_rt_kernel *rk = &p->k[i];
+        const kf_kernel *k = &p->plan->kernels[i];
+        int nb = rk->abi.nargs + rk->abi.nouts, na = 0;
+        for (int b = 0; b < nb; b++) {
+            kf_rt_src src = rk->src[b];
+            args[na++] = (kf_rt_arg){ NULL, 0,
+                                      src.kind == SRC_INPUT    ? inputs[src.index].buf->h
+                                      : src.kind == SRC_OUTPUT ? outputs[src.index].buf->h
+                                                               : st->arena[0] };
+        }
+        args[na++] = (kf_rt_arg){ rs.meta + moff, (size_t)rk->abi.meta_count * 8, NULL };
+        moff += (size_t)rk->abi.meta_count;
+        for (int j = 0; j < k->nscalars; j++)
+            args[na++] = (kf_rt_arg){ scalars[rk->scalar_slot[j]],
+                                      kf_dtype_size((kf_dtype)g->nodes[k->scalars[j]].dtype), NULL };
+        if (rk->abi.has_err)
+            args[na++] = (kf_rt_arg){ NULL, 0, st->flag };
+        if (rk->abi.has_scratch)
+            args[na++] = (kf_rt_arg){ NULL, 0, st->arena[1] };
+        for (int l = 0; s == KF_OK && l < rs.launch[i].n; l++) {
+            const kf_cg_launch *L = &rs.launch[i].l[l];
+            kf_rt_err err;
+            s = ctx->be->launch(ctx->dev, rk->fn[L->variant], L->grid, L->block, args, na, st->h, &err);
+            if (s != KF_OK)
+                s = kf_rt_fail(ctx, s, "kf_run: graph '%s': launching %s: %s", g->name, L->entry, err.msg);
+        }
+        if (rk->abi.has_err)
+            atomic_store(&st->flag_armed, true);
+    }
+    if (locked)
+        pthread_mutex_unlock(&st->lock);
+    free(args);
+    free(arrays);
+    free(stored_views);
+    free(rs.meta);
+    free(rs.launch);
+    free(rs.stored_off);
+    if (s != KF_OK)
+        for (int j = 0; j < bound; j++)
+            if (allocated[j]) {
+                kf_buffer_free(outputs[j].buf);
+                outputs[j].buf = NULL;
+            }
+    return s;
+}

@@ -1,0 +1,1672 @@
+/* The one emitter of CUDA C and OpenCL C: every kernel of a plan becomes a
+ * body function (the fused expression, written once) and thin entry points
+ * (variants) that load, call the body and store.  The two targets differ
+ * only by the rows of kf_cg_spell (spell_cuda.c, spell_opencl.c).
+ * Rules every emitted line obeys: no text depends on pointers, time or hash
+ * iteration order (the cache hashes the source); every operation has the
+ * semantics of docs/ir.md, spelled out where C leaves it undefined. */
+#include "cg.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* -- Helpers emitted on demand ---------------------------------------------------- */
+
+enum {
+    H_H2F, H_F2H, H_BF2F, H_F2BF, H_RH, H_RBF,
+    H_FMIN32, H_FMIN64, H_FMAX32, H_FMAX64,
+    H_RTO_F64, H_RTO_U64, H_RTO_I64,
+    H_F2I,  /* + prec * 8 + int index */
+    H_COUNT = H_F2I + 16
+};
+
+typedef struct E {
+    const kf_cg_spell *sp;
+    kf_target target;
+    const kf_cg_caps *caps;
+    const kf_graph *g;
+    kf_cg_kinfo *ki;
+    kf_strbuf *o;
+    uint32_t used;     /* helpers, bit per H_* */
+    bool uses_f64;
+    kf_status st;
+    char *err;
+    size_t errlen;
+} E;
+
+static void use(E *e, int h)
+{
+    e->used |= 1u << h;
+    if (h == H_RH)
+        e->used |= 1u << H_H2F | 1u << H_F2H;
+    if (h == H_RBF)
+        e->used |= 1u << H_BF2F | 1u << H_F2BF;
+    if (h == H_RTO_I64)
+        e->used |= 1u << H_RTO_U64;
+    if (h == H_F2H)
+        e->used |= 1u << H_H2F;   /* one block defines both */
+}
+
+#define P(...) kf_sb_printf(e->o, __VA_ARGS__)
+#define S(s) kf_sb_puts(e->o, s)
+
+/* -- Types ---------------------------------------------------------------------------- */
+
+static int prec(kf_dtype t) { return t == KF_F64; }
+static const char *ST(const E *e, kf_dtype t) { return e->sp->types[t]; }
+/* compute type: what a value lives in between operations */
+static const char *CT(const E *e, kf_dtype t)
+{
+    if (t == KF_BOOL)
+        return e->sp->types[KF_I32];
+    if (t == KF_F16 || t == KF_BF16)
+        return e->sp->types[KF_F32];
+    return e->sp->types[t];
+}
+/* unsigned type in which integer arithmetic of t wraps without UB */
+static const char *UP(const E *e, kf_dtype t) { return e->sp->types[kf_dtype_size(t) == 8 ? KF_U64 : KF_U32]; }
+static const char *I64(const E *e) { return e->sp->types[KF_I64]; }
+static const char *U64(const E *e) { return e->sp->types[KF_U64]; }
+static const char *U32(const E *e) { return e->sp->types[KF_U32]; }
+static int int_index(kf_dtype t) { return kf_dt_is_sint(t) ? t - KF_I8 : 4 + (t - KF_U8); }
+
+static const char *fzero(int p) { return p ? "0.0" : "0.0f"; }
+static const char *fone(int p) { return p ? "1.0" : "1.0f"; }
+
+/* Value in compute type from a storage-type expression. */
+static void load_conv(E *e, kf_strbuf *o, kf_dtype t, const char *x)
+{
+    switch (t) {
+    case KF_BOOL: kf_sb_printf(o, "(%s != 0)", x); break;
+    case KF_F16: use(e, H_H2F); kf_sb_printf(o, "kf_h2f(%s)", x); break;
+    case KF_BF16: use(e, H_BF2F); kf_sb_printf(o, "kf_bf2f(%s)", x); break;
+    default: kf_sb_puts(o, x); break;
+    }
+}
+
+/* Storage-type value from a compute-type expression. */
+static void store_conv(E *e, kf_strbuf *o, kf_dtype t, const char *x)
+{
+    switch (t) {
+    case KF_BOOL: kf_sb_printf(o, "(%s)%s", ST(e, t), x); break;
+    case KF_F16: use(e, H_F2H); kf_sb_printf(o, "kf_f2h(%s)", x); break;
+    case KF_BF16: use(e, H_F2BF); kf_sb_printf(o, "kf_f2bf(%s)", x); break;
+    default: kf_sb_puts(o, x); break;
+    }
+}
+
+/* -- Literals ------------------------------------------------------------------------------ */
+
+static void float_lit(const E *e, kf_strbuf *o, int p, double v)
+{
+    if (isfinite(v)) {
+        char b[64];
+        snprintf(b, sizeof b, p ? "%.17g" : "%.9g", v);
+        bool dot = strpbrk(b, ".e") != NULL;
+        kf_sb_printf(o, "%s%s%s%s%s", v < 0 || signbit(v) ? "(" : "", b, dot ? "" : ".0", p ? "" : "f",
+                     v < 0 || signbit(v) ? ")" : "");
+    } else if (p) {
+        uint64_t bits;
+        memcpy(&bits, &v, 8);
+        kf_sb_printf(o, "%s0x%016llx%s%s", e->sp->f64_from_bits.pre, (unsigned long long)bits, e->sp->sfx_u64,
+                     e->sp->f64_from_bits.post);
+    } else {
+        float f = (float)v;
+        uint32_t bits;
+        memcpy(&bits, &f, 4);
+        kf_sb_printf(o, "%s0x%08xu%s", e->sp->f32_from_bits.pre, (unsigned)bits, e->sp->f32_from_bits.post);
+    }
+}
+
+static void int_lit(const E *e, kf_strbuf *o, kf_dtype t, int64_t i, uint64_t u)
+{
+    switch (t) {
+    case KF_BOOL: kf_sb_puts(o, u ? "1" : "0"); break;
+    case KF_I8: case KF_I16: kf_sb_printf(o, "((%s)%lld)", ST(e, t), (long long)i); break;
+    case KF_U8: case KF_U16: kf_sb_printf(o, "((%s)%llu)", ST(e, t), (unsigned long long)u); break;
+    case KF_I32:
+        if (i == INT32_MIN)
+            kf_sb_puts(o, "(-2147483647 - 1)");
+        else
+            kf_sb_printf(o, i < 0 ? "(%lld)" : "%lld", (long long)i);
+        break;
+    case KF_U32: kf_sb_printf(o, "%lluu", (unsigned long long)u); break;
+    case KF_I64:
+        if (i == INT64_MIN)
+            kf_sb_printf(o, "(-9223372036854775807%s - 1)", e->sp->sfx_i64);
+        else
+            kf_sb_printf(o, i < 0 ? "(%lld%s)" : "%lld%s", (long long)i, e->sp->sfx_i64);
+        break;
+    case KF_U64: kf_sb_printf(o, "%llu%s", (unsigned long long)u, e->sp->sfx_u64); break;
+    default: break;
+    }
+}
+
+/* A CONST node as a compute-type expression. */
+static void const_lit(const E *e, kf_strbuf *o, const kf_irnode *c)
+{
+    kf_dtype t = (kf_dtype)c->dtype;
+    if (kf_dt_is_float(t))
+        float_lit(e, o, prec(t), c->lit.f);
+    else
+        int_lit(e, o, t, c->lit.i, c->lit.u);
+}
+
+/* Largest and smallest value of integer dtype t, as literals. */
+static void int_max(const E *e, kf_strbuf *o, kf_dtype t)
+{
+    unsigned bits = (unsigned)kf_dtype_size(t) * 8;
+    if (kf_dt_is_sint(t))
+        int_lit(e, o, t, (int64_t)((1ull << (bits - 1)) - 1), 0);
+    else
+        int_lit(e, o, t, 0, bits == 64 ? UINT64_MAX : (1ull << bits) - 1);
+}
+
+static void int_min(const E *e, kf_strbuf *o, kf_dtype t)
+{
+    unsigned bits = (unsigned)kf_dtype_size(t) * 8;
+    if (kf_dt_is_sint(t))
+        int_lit(e, o, t, bits == 64 ? INT64_MIN : -(int64_t)(1ull << (bits - 1)), 0);
+    else
+        int_lit(e, o, t, 0, 0);
+}
+
+static void inf_lit(const E *e, kf_strbuf *o, int p, bool neg)
+{
+    float_lit(e, o, p, neg ? -INFINITY : INFINITY);
+}
+
+/* -- Node text for comments ---------------------------------------------------------------- */
+
+static void operand_text(const E *e, kf_strbuf *o, int32_t n)
+{
+    const kf_irnode *x = &e->g->nodes[n];
+    if (x->op == KF_OP_CONST) {
+        kf_dtype t = (kf_dtype)x->dtype;
+        if (t == KF_BOOL)
+            kf_sb_puts(o, x->lit.u ? "true" : "false");
+        else if (kf_dt_is_float(t))
+            kf_sb_printf(o, t == KF_F64 ? "%.17g" : "%.9g", x->lit.f);
+        else if (kf_dt_is_sint(t))
+            kf_sb_printf(o, "%lld", (long long)x->lit.i);
+        else
+            kf_sb_printf(o, "%llu", (unsigned long long)x->lit.u);
+    } else if (x->name) {
+        kf_sb_puts(o, x->name);
+    } else {
+        kf_sb_printf(o, "_%d", n);
+    }
+}
+
+static void shape_text(const E *e, kf_strbuf *o, const kf_irnode *x)
+{
+    kf_sb_putc(o, '[');
+    for (int i = 0; i < x->rank; i++) {
+        if (i)
+            kf_sb_putc(o, ',');
+        if (x->dims[i] >= 0)
+            kf_sb_printf(o, "%lld", (long long)x->dims[i]);
+        else
+            kf_sb_puts(o, e->g->syms[KF_IR_SYM_INDEX(x->dims[i])]);
+    }
+    kf_sb_putc(o, ']');
+}
+
+/* "y = add c, x" */
+static void node_text(const E *e, kf_strbuf *o, int32_t n)
+{
+    const kf_irnode *x = &e->g->nodes[n];
+    operand_text(e, o, n);
+    kf_sb_printf(o, " = %s", kf_op_name((kf_op)x->op));
+    if (x->op == KF_OP_IOTA) {
+        kf_sb_printf(o, " %s", kf_dtype_name((kf_dtype)x->dtype));
+        shape_text(e, o, x);
+        kf_sb_printf(o, ", axis=%d", x->axis);
+        return;
+    }
+    for (int a = 0; a < x->nargs; a++) {
+        kf_sb_puts(o, a ? ", " : " ");
+        operand_text(e, o, x->args[a]);
+    }
+    if (x->op == KF_OP_CAST)
+        kf_sb_printf(o, ", %s", kf_dtype_name((kf_dtype)x->dtype));
+    if (kf_ir_op((kf_op)x->op)->kind == KF_KIND_REDUCE) {
+        kf_sb_puts(o, ", axes=[");
+        for (int d = 0, first = 1; d < KF_MAX_RANK; d++)
+            if (x->axes & (1u << d)) {
+                kf_sb_printf(o, "%s%d", first ? "" : ", ", d);
+                first = 0;
+            }
+        kf_sb_putc(o, ']');
+        if (x->keepdims)
+            kf_sb_puts(o, ", keepdims=true");
+    }
+}
+
+/* -- Expressions ---------------------------------------------------------------------------- */
+
+/* The body's name for an operand's value. */
+static void operand(const E *e, kf_strbuf *o, int32_t n)
+{
+    switch (kf_cg_role(e->ki, n)) {
+    case KF_CG_ROLE_NODE: kf_sb_printf(o, "v%d", n); break;
+    case KF_CG_ROLE_ARG: kf_sb_printf(o, "x%d", kf_cg_role_index(e->ki, n)); break;
+    case KF_CG_ROLE_SCALAR: kf_sb_printf(o, "s%d", kf_cg_role_index(e->ki, n)); break;
+    default: const_lit(e, o, &e->g->nodes[n]); break;
+    }
+}
+
+static void bin(kf_strbuf *o, const kf_cg_bin *b, const char *x, const char *y)
+{
+    kf_sb_printf(o, "%s%s%s%s%s", b->pre, x, b->mid, y, b->post);
+}
+
+/* Float-to-integer conversion: truncate, NaN -> 0, saturate. */
+static void f2i(E *e, kf_strbuf *o, int p, kf_dtype to, const char *x)
+{
+    use(e, H_F2I + p * 8 + int_index(to));
+    kf_sb_printf(o, "kf_f2i_%s_%s(%s)", p ? "f64" : "f32", kf_dtype_name(to), x);
+}
+
+static void cast_expr(E *e, kf_strbuf *o, kf_dtype from, kf_dtype to, const char *a)
+{
+    if (from == to) {
+        kf_sb_puts(o, a);
+    } else if (to == KF_BOOL) {
+        kf_sb_printf(o, "(%s != %s)", a, kf_dt_is_float(from) ? fzero(prec(from)) : "0");
+    } else if (kf_dt_is_float(to)) {
+        if (to == KF_F64) {
+            kf_sb_printf(o, "(%s)%s", ST(e, KF_F64), a);
+        } else {
+            /* f16/bf16 values are f32 first: double rounding from f64 and
+             * wide integers, exactly as the interpreter converts */
+            const char *r = to == KF_F16 ? "kf_rh(" : to == KF_BF16 ? "kf_rbf(" : "";
+            if (to == KF_F16)
+                use(e, H_RH);
+            if (to == KF_BF16)
+                use(e, H_RBF);
+            if (from == KF_F32 || from == KF_F16 || from == KF_BF16) {
+                kf_sb_printf(o, "%s%s%s", r, a, *r ? ")" : "");
+            } else if (*r && from == KF_F64) {
+                /* f64 rounded to odd in f32, then once to nearest even: one
+                 * correct rounding, as the interpreter does */
+                use(e, H_RTO_F64);
+                kf_sb_printf(o, "%skf_rto_f64(%s))", r, a);
+            } else if (*r && kf_dtype_size(from) >= 4) {
+                bool sg = kf_dt_is_sint(from);
+                use(e, sg ? H_RTO_I64 : H_RTO_U64);
+                kf_sb_printf(o, "%skf_rto_%s((%s)%s))", r, sg ? "i64" : "u64", sg ? I64(e) : U64(e), a);
+            } else {
+                kf_sb_printf(o, "%s(%s)%s%s", r, ST(e, KF_F32), a, *r ? ")" : "");
+            }
+        }
+    } else if (kf_dt_is_float(from)) {
+        f2i(e, o, prec(from), to, a);
+    } else {
+        kf_sb_printf(o, "(%s)%s", ST(e, to), a);
+    }
+}
+
+/* The expression of elementwise node x from operand texts a[]. */
+static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
+{
+    const kf_cg_spell *sp = e->sp;
+    kf_op op = (kf_op)x->op;
+    kf_dtype t = (kf_dtype)e->g->nodes[x->args[op == KF_OP_SELECT ? 1 : 0]].dtype; /* operand dtype */
+    bool fl = kf_dt_is_float(t), sg = kf_dt_is_sint(t);
+    int p = prec(t);
+    const char *T = CT(e, t), *U = fl ? NULL : UP(e, t);
+    unsigned bits = (unsigned)kf_dtype_size(t) * 8;
+    const char *fn = sp->math[op][p];
+    kf_strbuf tmp = KF_STRBUF_INIT, tmp2 = KF_STRBUF_INIT;
+    /* f16/bf16 results are computed in f32 and rounded to the dtype */
+    bool round = (x->dtype == KF_F16 || x->dtype == KF_BF16) && op != KF_OP_CAST && op != KF_OP_SELECT;
+    if (round) {
+        use(e, x->dtype == KF_F16 ? H_RH : H_RBF);
+        kf_sb_puts(o, x->dtype == KF_F16 ? "kf_rh(" : "kf_rbf(");
+    }
+    switch (op) {
+    case KF_OP_NEG:
+        if (fl)
+            kf_sb_printf(o, "(-%s)", a[0]);
+        else
+            kf_sb_printf(o, "((%s)((%s)0 - (%s)%s))", T, U, U, a[0]);
+        break;
+    case KF_OP_ABS:
+        if (fl)
+            kf_sb_printf(o, "%s(%s)", fn, a[0]);
+        else if (sg)
+            kf_sb_printf(o, "(%s < 0 ? (%s)((%s)0 - (%s)%s) : %s)", a[0], T, U, U, a[0], a[0]);
+        else
+            kf_sb_puts(o, a[0]);
+        break;
+    case KF_OP_SIGN:
+        if (fl)
+            kf_sb_printf(o, "(%s > %s ? %s : %s < %s ? -%s : %s)", a[0], fzero(p), fone(p), a[0], fzero(p), fone(p), a[0]);
+        else if (sg)
+            kf_sb_printf(o, "((%s)((%s > 0) - (%s < 0)))", T, a[0], a[0]);
+        else
+            kf_sb_printf(o, "((%s)(%s > 0))", T, a[0]);
+        break;
+    case KF_OP_SQRT: kf_sb_printf(o, "%s(%s)", sp->fsqrt[p], a[0]); break;
+    case KF_OP_RSQRT:
+        kf_sb_printf(&tmp, "%s(%s)", sp->fsqrt[p], a[0]);
+        bin(o, &sp->fdiv[p], fone(p), kf_sb_str(&tmp));
+        break;
+    case KF_OP_RCP: bin(o, &sp->fdiv[p], fone(p), a[0]); break;
+    case KF_OP_SIGMOID:
+        kf_sb_printf(&tmp, "%s(-%s)", sp->math[KF_OP_EXP][p], a[0]);
+        bin(&tmp2, &sp->fadd[p], fone(p), kf_sb_str(&tmp));
+        bin(o, &sp->fdiv[p], fone(p), kf_sb_str(&tmp2));
+        break;
+    case KF_OP_CBRT: case KF_OP_EXP: case KF_OP_EXP2: case KF_OP_EXPM1: case KF_OP_LOG: case KF_OP_LOG2:
+    case KF_OP_LOG10: case KF_OP_LOG1P: case KF_OP_SIN: case KF_OP_COS: case KF_OP_TAN: case KF_OP_ASIN:
+    case KF_OP_ACOS: case KF_OP_ATAN: case KF_OP_SINH: case KF_OP_COSH: case KF_OP_TANH: case KF_OP_ERF:
+    case KF_OP_FLOOR: case KF_OP_CEIL: case KF_OP_ROUND: case KF_OP_TRUNC:
+        kf_sb_printf(o, "%s(%s)", fn, a[0]);
+        break;
+    case KF_OP_NOT:
+        if (t == KF_BOOL)
+            kf_sb_printf(o, "(%s ^ 1)", a[0]);
+        else
+            kf_sb_printf(o, "((%s)~%s)", T, a[0]);
+        break;
+    case KF_OP_ISNAN: kf_sb_printf(o, "(%s != %s)", a[0], a[0]); break;
+    case KF_OP_ISINF: kf_sb_printf(o, "(isinf(%s) ? 1 : 0)", a[0]); break;
+    case KF_OP_ISFINITE: kf_sb_printf(o, "(isfinite(%s) ? 1 : 0)", a[0]); break;
+    case KF_OP_ADD: case KF_OP_SUB: case KF_OP_MUL: {
+        if (fl) {
+            const kf_cg_bin *b = op == KF_OP_ADD ? &sp->fadd[p] : op == KF_OP_SUB ? &sp->fsub[p] : &sp->fmul[p];
+            bin(o, b, a[0], a[1]);
+        } else {
+            const char *c = op == KF_OP_ADD ? "+" : op == KF_OP_SUB ? "-" : "*";
+            kf_sb_printf(o, "((%s)((%s)%s %s (%s)%s))", T, U, a[0], c, U, a[1]);
+        }
+        break;
+    }
+    case KF_OP_DIV:
+        if (fl)
+            bin(o, &sp->fdiv[p], a[0], a[1]);
+        else if (sg) /* x / 0 = 0; MIN / -1 wraps to MIN */
+            kf_sb_printf(o, "(%s == 0 ? (%s)0 : %s == -1 ? (%s)((%s)0 - (%s)%s) : (%s)(%s / %s))", a[1], T, a[1], T, U, U,
+                         a[0], T, a[0], a[1]);
+        else
+            kf_sb_printf(o, "(%s == 0 ? (%s)0 : (%s)(%s / %s))", a[1], T, T, a[0], a[1]);
+        break;
+    case KF_OP_MOD:
+        if (fl)
+            kf_sb_printf(o, "%s(%s, %s)", fn, a[0], a[1]);
+        else if (sg) /* x % 0 = 0; x % -1 = 0 (MIN % -1 is undefined in C) */
+            kf_sb_printf(o, "(%s == 0 || %s == -1 ? (%s)0 : (%s)(%s %% %s))", a[1], a[1], T, T, a[0], a[1]);
+        else
+            kf_sb_printf(o, "(%s == 0 ? (%s)0 : (%s)(%s %% %s))", a[1], T, T, a[0], a[1]);
+        break;
+    case KF_OP_POW: case KF_OP_ATAN2: case KF_OP_HYPOT: case KF_OP_COPYSIGN:
+        kf_sb_printf(o, "%s(%s, %s)", fn, a[0], a[1]);
+        break;
+    case KF_OP_MIN: case KF_OP_MAX:
+        if (fl) {
+            bool mn = op == KF_OP_MIN;
+            use(e, (mn ? H_FMIN32 : H_FMAX32) + p);
+            kf_sb_printf(o, "kf_f%s_%s(%s, %s)", mn ? "min" : "max", p ? "f64" : "f32", a[0], a[1]);
+        } else {
+            kf_sb_printf(o, "(%s %s %s ? %s : %s)", a[0], op == KF_OP_MIN ? "<" : ">", a[1], a[0], a[1]);
+        }
+        break;
+    case KF_OP_LT: kf_sb_printf(o, "(%s < %s)", a[0], a[1]); break;
+    case KF_OP_LE: kf_sb_printf(o, "(%s <= %s)", a[0], a[1]); break;
+    case KF_OP_GT: kf_sb_printf(o, "(%s > %s)", a[0], a[1]); break;
+    case KF_OP_GE: kf_sb_printf(o, "(%s >= %s)", a[0], a[1]); break;
+    case KF_OP_EQ: kf_sb_printf(o, "(%s == %s)", a[0], a[1]); break;
+    case KF_OP_NE: kf_sb_printf(o, "(%s != %s)", a[0], a[1]); break;
+    case KF_OP_AND: case KF_OP_OR: case KF_OP_XOR: {
+        const char *c = op == KF_OP_AND ? "&" : op == KF_OP_OR ? "|" : "^";
+        kf_sb_printf(o, "((%s)(%s %s %s))", T, a[0], c, a[1]);
+        break;
+    }
+    case KF_OP_SHL: /* shifts by < 0 or >= width give 0 */
+        kf_sb_printf(o, "(%s%s%s >= %u ? (%s)0 : (%s)((%s)%s << %s))", sg ? a[1] : "", sg ? " < 0 || " : "", a[1], bits,
+                     T, T, U, a[0], a[1]);
+        break;
+    case KF_OP_SHR: /* arithmetic for signed dtypes */
+        kf_sb_printf(o, "(%s%s%s >= %u ? (%s)0 : (%s)(%s >> %s))", sg ? a[1] : "", sg ? " < 0 || " : "", a[1], bits, T,
+                     T, a[0], a[1]);
+        break;
+    case KF_OP_SELECT: kf_sb_printf(o, "(%s ? %s : %s)", a[0], a[1], a[2]); break;
+    case KF_OP_FMA: kf_sb_printf(o, "%s(%s, %s, %s)", fn, a[0], a[1], a[2]); break;
+    case KF_OP_CLAMP: /* min(max(x, lo), hi) */
+        if (fl) {
+            use(e, H_FMIN32 + p);
+            use(e, H_FMAX32 + p);
+            const char *pp = p ? "f64" : "f32";
+            kf_sb_printf(o, "kf_fmin_%s(kf_fmax_%s(%s, %s), %s)", pp, pp, a[0], a[1], a[2]);
+        } else {
+            kf_sb_printf(o, "((%s > %s ? %s : %s) < %s ? (%s > %s ? %s : %s) : %s)", a[0], a[1], a[0], a[1], a[2], a[0],
+                         a[1], a[0], a[1], a[2]);
+        }
+        break;
+    case KF_OP_CAST: cast_expr(e, o, t, (kf_dtype)x->dtype, a[0]); break;
+    default: break;
+    }
+    if (round)
+        kf_sb_putc(o, ')');
+    kf_sb_free(&tmp);
+    kf_sb_free(&tmp2);
+}
+
+/* -- Body function ---------------------------------------------------------------------------- */
+
+static kf_dtype dt(const E *e, int32_t n) { return (kf_dtype)e->g->nodes[n].dtype; }
+static const kf_irnode *nd(const E *e, int32_t n) { return &e->g->nodes[n]; }
+static bool is_red(const E *e, int32_t n) { return kf_ir_op((kf_op)e->g->nodes[n].op)->kind == KF_KIND_REDUCE; }
+
+/* The value out j hands to its entry point: the reduction's operand for a
+ * reduction, the node itself otherwise. */
+static int32_t sink(const E *e, int j)
+{
+    int32_t n = e->ki->k->outs[j];
+    return is_red(e, n) ? nd(e, n)->args[0] : n;
+}
+
+/* Separator state for parameter and argument lists. */
+typedef struct lst {
+    kf_strbuf *o;
+    int n;
+    size_t line;   /* length of the output when the current line began */
+} lst;
+
+static void item(lst *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void item(lst *l, const char *fmt, ...)
+{
+    char b[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b, sizeof b, fmt, ap);
+    va_end(ap);
+    if (l->n++) {
+        if (l->o->len - l->line + strlen(b) > 100) {
+            kf_sb_puts(l->o, ",\n    ");
+            l->line = l->o->len - 4;
+        } else {
+            kf_sb_puts(l->o, ", ");
+        }
+    }
+    kf_sb_puts(l->o, b);
+}
+
+static void emit_body(E *e)
+{
+    const kf_cg_kinfo *ki = e->ki;
+    const kf_kernel *k = ki->k;
+    const kf_cg_spell *sp = e->sp;
+    P("/* The fused expression at one point of the iteration space. */\n");
+    P("%s void %s_body(", sp->fn, ki->prefix);
+    lst l = { e->o, 0, e->o->len };
+    for (int b = 0; b < k->nargs; b++)
+        if (ki->arg_ew[b])
+            item(&l, "const %s x%d", CT(e, dt(e, k->args[b])), b);
+    for (int i = 0; i < k->nscalars; i++)
+        item(&l, "const %s s%d", CT(e, dt(e, k->scalars[i])), i);
+    for (int d = 0; d < ki->R; d++)
+        if (ki->coords & (1u << d))
+            item(&l, "const %s c%d", I64(e), d);
+    for (int b = 0; b < k->nargs; b++)
+        if (ki->tslot[b] >= 0)
+            item(&l, "%sconst %s *%s t%d, const %s tl%d, const %s ts%d", sp->global, ST(e, dt(e, k->args[b])),
+                 sp->restrict_kw, ki->tslot[b], I64(e), ki->tslot[b], I64(e), ki->tslot[b]);
+    if (k->has_take)
+        item(&l, "%sint *err", sp->global);
+    for (int j = 0; j < k->nouts; j++)
+        item(&l, "%s *r%d", CT(e, dt(e, sink(e, j))), j);
+    P(")\n{\n");
+    kf_strbuf xb = KF_STRBUF_INIT;
+    for (int i = 0; i < k->nnodes; i++) {
+        int32_t n = k->nodes[i];
+        const kf_irnode *x = nd(e, n);
+        if (kf_ir_op((kf_op)x->op)->kind == KF_KIND_REDUCE)
+            continue;
+        S("    /* ");
+        node_text(e, e->o, n);
+        S(" */\n");
+        const char *T = CT(e, (kf_dtype)x->dtype);
+        char a[3][128];
+        for (int j = 0; j < x->nargs; j++) {
+            kf_sb_reset(&xb);
+            operand(e, &xb, x->args[j]);
+            snprintf(a[j], sizeof a[j], "%s", kf_sb_str(&xb));
+        }
+        if (x->op == KF_OP_IOTA) {
+            int d = ki->R - x->rank + x->axis;
+            kf_sb_reset(&xb);
+            if (kf_cg_dim_bcast(ki, x, d))
+                kf_sb_puts(&xb, "0");
+            else
+                kf_sb_printf(&xb, "c%d", d);
+            P("    const %s v%d = ", T, n);
+            cast_expr(e, e->o, KF_I64, (kf_dtype)x->dtype, kf_sb_str(&xb));
+            P(";\n");
+        } else if (x->op == KF_OP_TAKE) {
+            int s = ki->tslot[kf_cg_role_index(ki, x->args[0])];
+            kf_dtype t = (kf_dtype)x->dtype;
+            P("    %s v%d = ", T, n);
+            if (kf_dt_is_float(t))
+                S(fzero(prec(t)));
+            else
+                S("0");
+            P(";\n    {\n        const %s i = (%s)%s;\n", I64(e), I64(e), a[1]);
+            P("        if (i < 0 || i >= tl%d)\n            *err = 1;\n        else\n            v%d = ", s, n);
+            kf_sb_reset(&xb);
+            kf_sb_printf(&xb, "t%d[i * ts%d]", s, s);
+            char ld[64];
+            snprintf(ld, sizeof ld, "%s", kf_sb_str(&xb));
+            load_conv(e, e->o, t, ld);
+            P(";\n    }\n");
+        } else {
+            P("    const %s v%d = ", T, n);
+            ew_expr(e, e->o, x, a);
+            P(";\n");
+        }
+    }
+    for (int j = 0; j < k->nouts; j++) {
+        kf_sb_reset(&xb);
+        operand(e, &xb, sink(e, j));
+        P("    *r%d = %s;\n", j, kf_sb_str(&xb));
+    }
+    P("}\n\n");
+    if (kf_sb_failed(&xb))
+        e->o->oom = true;
+    kf_sb_free(&xb);
+}
+
+/* -- Entry points ----------------------------------------------------------------------------- */
+
+/* Index types of a variant: IX unsigned (loop counters), SX signed (coordinates, addresses). */
+typedef struct ix {
+    const char *IX, *SX;
+} ix;
+
+static ix ix_of(const E *e, bool w64)
+{
+    return w64 ? (ix){ U64(e), I64(e) } : (ix){ U32(e), e->sp->types[KF_I32] };
+}
+
+static const char *const variant_doc[KF_CG_VARIANT_COUNT] = {
+    "contiguous, 16-byte vectors, 32-bit indices",
+    "contiguous, 16-byte vectors, 64-bit indices",
+    "strided, 32-bit indices",
+    "strided, 64-bit indices",
+    "one thread per output, reduced elements in order",
+    "pass 1: one block per (output, tile); final when one tile, else partials to scratch",
+    "pass 2: one block per output combines its tiles from scratch",
+};
+
+static void entry_head(E *e, kf_cg_variant v)
+{
+    const kf_cg_kinfo *ki = e->ki;
+    const kf_kernel *k = ki->k;
+    const kf_cg_spell *sp = e->sp;
+    P("/* %s_%s: %s */\n", ki->prefix, kf_cg_variant_name(v), variant_doc[v]);
+    P(sp->entry_pre, KF_CG_BLOCK);
+    P("%s_%s(", ki->prefix, kf_cg_variant_name(v));
+    lst l = { e->o, 0, e->o->len };
+    for (int b = 0; b < k->nargs; b++)
+        item(&l, "%sconst %s *%s a%d", sp->global, ST(e, dt(e, k->args[b])), sp->restrict_kw, b);
+    for (int j = 0; j < k->nouts; j++)
+        item(&l, "%s%s *%s o%d", sp->global, ST(e, dt(e, k->outs[j])), sp->restrict_kw, j);
+    item(&l, "const %s_meta m", ki->prefix);
+    for (int i = 0; i < k->nscalars; i++)
+        item(&l, "const %s s%d", ST(e, dt(e, k->scalars[i])), i);
+    if (k->has_take)
+        item(&l, "%sint *err", sp->global);
+    if (k->kind == KF_KERNEL_REDUCE)
+        item(&l, "%s%s *%s scratch", sp->global, ST(e, KF_U8), sp->restrict_kw);
+    P(")\n{\n");
+}
+
+/* Buffer pointers moved to their offsets, scalar values, take facts. */
+static void prologue(E *e, bool args)
+{
+    const kf_cg_kinfo *ki = e->ki;
+    const kf_kernel *k = ki->k;
+    const kf_cg_spell *sp = e->sp;
+    for (int b = 0; args && b < k->nargs; b++)
+        if (ki->arg_ew[b] || ki->tslot[b] >= 0)
+            P("    %sconst %s *p%d = a%d + m.v[%d];\n", sp->global, ST(e, dt(e, k->args[b])), b, b, ki->m_offsets + b);
+    for (int j = 0; j < k->nouts; j++)
+        P("    %s%s *q%d = o%d + m.v[%d];\n", sp->global, ST(e, dt(e, k->outs[j])), j, j, ki->m_offsets + k->nargs + j);
+    for (int i = 0; args && i < k->nscalars; i++) {
+        kf_dtype t = dt(e, k->scalars[i]);
+        char nm[16];
+        snprintf(nm, sizeof nm, "s%d", i);
+        P("    const %s sv%d = ", CT(e, t), i);
+        load_conv(e, e->o, t, nm);
+        P(";\n");
+    }
+    for (int b = 0; args && b < k->nargs; b++)
+        if (ki->tslot[b] >= 0) {
+            int s = ki->tslot[b];
+            P("    const %s tl%d = m.v[%d], ts%d = m.v[%d];\n", I64(e), s, ki->m_take + 2 * s, s, ki->m_take + 2 * s + 1);
+        }
+}
+
+static void dims_decl(E *e, ix t, uint8_t need)
+{
+    const kf_cg_kinfo *ki = e->ki;
+    for (int d = 0; d < ki->R; d++) {
+        if (!(need & (1u << d)))
+            continue;
+        if (ki->dims[d] >= 0)
+            P("    const %s d%d = %lld;\n", t.IX, d, (long long)ki->dims[d]);
+        else
+            P("    const %s d%d = (%s)m.v[%d]; /* %s */\n", t.IX, d, t.IX, ki->m_shape + d,
+              e->g->syms[KF_IR_SYM_INDEX(ki->dims[d])]);
+    }
+}
+
+/* Does buffer b use iteration dim d (not statically broadcast)?  For
+ * reduction outs only kept dims count. */
+static bool buf_dim(const E *e, int b, int d)
+{
+    const kf_cg_kinfo *ki = e->ki;
+    const kf_kernel *k = ki->k;
+    if (b < k->nargs)
+        return ki->arg_ew[b] && !kf_cg_dim_bcast(ki, nd(e, k->args[b]), d);
+    int32_t n = k->outs[b - k->nargs];
+    if (is_red(e, n))
+        return !(k->axes & (1u << d));
+    return !kf_cg_dim_bcast(ki, nd(e, n), d);
+}
+
+static void strides_decl(E *e, ix t, bool args)
+{
+    const kf_cg_kinfo *ki = e->ki;
+    for (int b = args ? 0 : ki->k->nargs; b < ki->nb; b++)
+        for (int d = 0; d < ki->R; d++)
+            if (buf_dim(e, b, d))
+                P("    const %s st%d_%d = (%s)m.v[%d];\n", t.SX, b, d, t.SX, ki->m_strides + b * ki->R + d);
+}
+
+/* Element index of buffer b at coordinates c<d>. */
+static void addr(E *e, kf_strbuf *o, int b)
+{
+    int n = 0;
+    for (int d = 0; d < e->ki->R; d++)
+        if (buf_dim(e, b, d))
+            kf_sb_printf(o, "%sc%d * st%d_%d", n++ ? " + " : "", d, b, d);
+    if (!n)
+        kf_sb_putc(o, '0');
+}
+
+/* Coordinates of dims in mask 'dims' (ascending) from linear index var,
+ * row-major over just those dims: the last is fastest. */
+static void coords_from(E *e, ix t, uint8_t dims, const char *var, const char *ind)
+{
+    int last = -1, cnt = 0;
+    for (int d = 0; d < e->ki->R; d++)
+        if (dims & (1u << d)) {
+            if (last < 0)
+                last = d;
+            cnt++;
+        }
+    if (!cnt)
+        return;
+    P("%s%s t = %s;\n", ind, t.IX, var);
+    for (int d = e->ki->R - 1; d >= 0; d--) {
+        if (!(dims & (1u << d)))
+            continue;
+        if (d == last) {
+            P("%sconst %s c%d = (%s)t;\n", ind, t.SX, d, t.SX);
+        } else {
+            P("%sconst %s c%d = (%s)(t %% d%d);\n", ind, t.SX, d, t.SX, d);
+            P("%st /= d%d;\n", ind, d);
+        }
+    }
+}
+
+/* Loads of the args read at the iteration point (strided addressing). */
+static void loads(E *e, const char *ind, bool skip_bcast)
+{
+    const kf_cg_kinfo *ki = e->ki;
+    const kf_kernel *k = ki->k;
+    kf_strbuf a = KF_STRBUF_INIT, l = KF_STRBUF_INIT;
+    for (int b = 0; b < k->nargs; b++) {
+        if (!ki->arg_ew[b] || (skip_bcast && ki->bcast_all[b]))
+            continue;
+        kf_sb_reset(&a);
+        kf_sb_reset(&l);
+        addr(e, &a, b);
+        kf_sb_printf(&l, "p%d[%s]", b, kf_sb_str(&a));
+        P("%sconst %s x%d = ", ind, CT(e, dt(e, k->args[b])), b);
+        load_conv(e, e->o, dt(e, k->args[b]), kf_sb_str(&l));
+        P(";\n");
+    }
+    if (kf_sb_failed(&a) || kf_sb_failed(&l))
+        e->o->oom = true;
+    kf_sb_free(&a);
+    kf_sb_free(&l);
+}
+
+/* Args broadcast on every dim, loaded once before the loop. */
+static void bcast_loads(E *e)
+{
+    const kf_cg_kinfo *ki = e->ki;
+    const kf_kernel *k = ki->k;
+    for (int b = 0; b < k->nargs; b++) {
+        if (!ki->arg_ew[b] || !ki->bcast_all[b])
+            continue;
+        char l[32];
+        snprintf(l, sizeof l, "p%d[0]", b);
+        P("    const %s x%d = ", CT(e, dt(e, k->args[b])), b);
+        load_conv(e, e->o, dt(e, k->args[b]), l);
+        P(" /* broadcast */;\n");
+    }
+}
+
+static void sinks_decl(E *e, const char *ind)
+{
+    const kf_kernel *k = e->ki->k;
+    P("%s%s r0", ind, CT(e, dt(e, sink(e, 0))));
+    for (int j = 1; j < k->nouts; j++) {
+        if (strcmp(CT(e, dt(e, sink(e, j))), CT(e, dt(e, sink(e, j - 1)))) == 0)
+            P(", r%d", j);
+        else
+            P(";\n%s%s r%d", ind, CT(e, dt(e, sink(e, j))), j);
+    }
+    P(";\n");
+}
+
+static void body_call(E *e, const char *ind)
+{
+    const kf_cg_kinfo *ki = e->ki;
+    const kf_kernel *k = ki->k;
+    P("%s%s_body(", ind, ki->prefix);
+    lst l = { e->o, 0, e->o->len };
+    for (int b = 0; b < k->nargs; b++)
+        if (ki->arg_ew[b])
+            item(&l, "x%d", b);
+    for (int i = 0; i < k->nscalars; i++)
+        item(&l, "sv%d", i);
+    for (int d = 0; d < ki->R; d++)
+        if (ki->coords & (1u << d))
+            item(&l, "(%s)c%d", I64(e), d);
+    for (int b = 0; b < k->nargs; b++)
+        if (ki->tslot[b] >= 0)
+            item(&l, "p%d, tl%d, ts%d", b, ki->tslot[b], ki->tslot[b]);
+    if (k->has_take)
+        item(&l, "err");
+    for (int j = 0; j < k->nouts; j++)
+        item(&l, "&r%d", j);
+    P(");\n");
+}
+
+/* Stores of the outs that are not reductions, strided addressing. */
+static void ew_stores(E *e, const char *ind)
+{
+    const kf_kernel *k = e->ki->k;
+    kf_strbuf a = KF_STRBUF_INIT;
+    for (int j = 0; j < k->nouts; j++) {
+        if (is_red(e, k->outs[j]))
+            continue;
+        char r[16];
+        snprintf(r, sizeof r, "r%d", j);
+        kf_sb_reset(&a);
+        addr(e, &a, k->nargs + j);
+        P("%sq%d[%s] = ", ind, j, kf_sb_str(&a));
+        store_conv(e, e->o, dt(e, k->outs[j]), r);
+        P(";\n");
+    }
+    if (kf_sb_failed(&a))
+        e->o->oom = true;
+    kf_sb_free(&a);
+}
+
+static void grid_loop_vars(E *e, ix t)
+{
+    const kf_cg_spell *sp = e->sp;
+    P("    const %s nth = (%s)%s * (%s)%s;\n", t.IX, t.IX, sp->gdim, t.IX, sp->bdim);
+    P("    const %s tid = (%s)%s * (%s)%s + (%s)%s;\n", t.IX, t.IX, sp->bid, t.IX, sp->bdim, t.IX, sp->lid);
+}
+
+static void emit_ew_strided(E *e, bool w64)
+{
+    const kf_cg_kinfo *ki = e->ki;
+    ix t = ix_of(e, w64);
+    entry_head(e, w64 ? KF_CG_S64 : KF_CG_S32);
+    prologue(e, true);
+    P("    const %s n = (%s)m.v[0];\n", t.IX, t.IX);
+    uint8_t all = (uint8_t)((1u << ki->R) - 1);
+    dims_decl(e, t, (uint8_t)(all & ~1u));
+    strides_decl(e, t, true);
+    bcast_loads(e);
+    grid_loop_vars(e, t);
+    P("    for (%s i = tid; i < n; i += nth) {\n", t.IX);
+    coords_from(e, t, all, "i", "        ");
+    loads(e, "        ", true);
+    sinks_decl(e, "        ");
+    body_call(e, "        ");
+    ew_stores(e, "        ");
+    P("    }\n}\n\n");
+}
+
+/* Raw bits (unsigned) of lane l of word array w for element size s. */
+static void lane_get(E *e, kf_strbuf *o, int s, const char *w)
+{
+    switch (s) {
+    case 1: kf_sb_printf(o, "((%s[l >> 2] >> ((l & 3) * 8)) & 0xffu)", w); break;
+    case 2: kf_sb_printf(o, "((%s[l >> 1] >> ((l & 1) * 16)) & 0xffffu)", w); break;
+    case 4: kf_sb_printf(o, "%s[l]", w); break;
+    default: kf_sb_printf(o, "(((%s)%s[2 * l + 1] << 32) | %s[2 * l])", U64(e), w, w); break;
+    }
+}
+
+/* Compute-type value of dtype t from its raw bits. */
+static void from_raw(E *e, kf_strbuf *o, kf_dtype t, const char *raw)
+{
+    const kf_cg_spell *sp = e->sp;
+    switch (t) {
+    case KF_BOOL: kf_sb_printf(o, "(%s != 0)", raw); break;
+    case KF_F16: use(e, H_H2F); kf_sb_printf(o, "kf_h2f((%s)%s)", ST(e, KF_U16), raw); break;
+    case KF_BF16: use(e, H_BF2F); kf_sb_printf(o, "kf_bf2f((%s)%s)", ST(e, KF_U16), raw); break;
+    case KF_F32: kf_sb_printf(o, "%s%s%s", sp->f32_from_bits.pre, raw, sp->f32_from_bits.post); break;
+    case KF_F64: kf_sb_printf(o, "%s%s%s", sp->f64_from_bits.pre, raw, sp->f64_from_bits.post); break;
+    default: kf_sb_printf(o, "(%s)%s", ST(e, t), raw); break;
+    }
+}
+
+/* Raw bits (unsigned int, or 64-bit unsigned for 8-byte dtypes) of a compute value. */
+static void to_raw(E *e, kf_strbuf *o, kf_dtype t, const char *v)
+{
+    const kf_cg_spell *sp = e->sp;
+    switch (t) {
+    case KF_F16: use(e, H_F2H); kf_sb_printf(o, "(%s)kf_f2h(%s)", U32(e), v); break;
+    case KF_BF16: use(e, H_F2BF); kf_sb_printf(o, "(%s)kf_f2bf(%s)", U32(e), v); break;
+    case KF_F32: kf_sb_printf(o, "%s%s%s", sp->f32_to_bits.pre, v, sp->f32_to_bits.post); break;
+    case KF_F64: kf_sb_printf(o, "%s%s%s", sp->f64_to_bits.pre, v, sp->f64_to_bits.post); break;
+    case KF_I64: case KF_U64: kf_sb_printf(o, "(%s)%s", U64(e), v); break;
+    case KF_I32: case KF_U32: kf_sb_printf(o, "(%s)%s", U32(e), v); break;
+    default: kf_sb_printf(o, "(%s)(%s)%s", U32(e), ST(e, kf_dtype_size(t) == 1 ? KF_U8 : KF_U16), v); break;
+    }
+}
+
+/* Coordinates needed by the body from the linear index of a contiguous variant. */
+static void coords_linear(E *e, ix t, const char *var, const char *ind)
+{
+    const kf_cg_kinfo *ki = e->ki;
+    for (int d = 0; d < ki->R; d++) {
+        if (!(ki->coords & (1u << d)))
+            continue;
+        P("%sconst %s c%d = (%s)((%s / in%d)", ind, t.SX, d, t.SX, var, d);
+        if (d > 0)
+            P(" %% d%d", d);
+        P(");\n");
+    }
+}
+
+static void emit_ew_contig(E *e, bool w64)
+{
+    const kf_cg_kinfo *ki = e->ki;
+    const kf_kernel *k = ki->k;
+    const kf_cg_spell *sp = e->sp;
+    ix t = ix_of(e, w64);
+    int W = ki->vecw;
+    entry_head(e, w64 ? KF_CG_C64 : KF_CG_C32);
+    prologue(e, true);
+    P("    const %s n = (%s)m.v[0];\n", t.IX, t.IX);
+    P("    const %s nvec = n / %d; /* steps of %d elements */\n", t.IX, W, W);
+    if (ki->coords) {
+        dims_decl(e, t, (uint8_t)((1u << ki->R) - 1));
+        for (int d = ki->R - 1; d >= 0; d--) {
+            if (d == ki->R - 1)
+                P("    const %s in%d = 1;\n", t.IX, d);
+            else
+                P("    const %s in%d = in%d * d%d;\n", t.IX, d, d + 1, d + 1);
+        }
+    }
+    bcast_loads(e);
+    grid_loop_vars(e, t);
+    kf_strbuf x = KF_STRBUF_INIT, y = KF_STRBUF_INIT;
+    P("    for (%s iv = tid; iv < nvec; iv += nth) {\n", t.IX);
+    for (int b = 0; b < ki->nb; b++) {
+        bool isarg = b < k->nargs;
+        if (isarg && (!ki->arg_ew[b] || ki->bcast_all[b]))
+            continue;
+        int32_t n = isarg ? k->args[b] : k->outs[b - k->nargs];
+        int s = (int)kf_dtype_size(dt(e, n));
+        int words = W * s / 4, vecs = words / 4;
+        if (isarg) {
+            P("        %s w%d[%d];\n", U32(e), b, words);
+            for (int v = 0; v < vecs; v++) {
+                P("        {\n            const uint4 u = ((%sconst uint4 *)p%d)[iv * %d + %d];\n", sp->global, b, vecs, v);
+                P("            w%d[%d] = u.x;\n            w%d[%d] = u.y;\n            w%d[%d] = u.z;\n"
+                  "            w%d[%d] = u.w;\n        }\n",
+                  b, 4 * v, b, 4 * v + 1, b, 4 * v + 2, b, 4 * v + 3);
+            }
+        } else {
+            P("        %s w%d[%d] = { 0 };\n", U32(e), b, words);
+        }
+    }
+    if (sp->unroll[0])
+        P("%s\n", sp->unroll);
+    P("        for (int l = 0; l < %d; l++) {\n", W);
+    if (ki->coords) {
+        P("            const %s i = iv * %d + (%s)l;\n", t.IX, W, t.IX);
+        coords_linear(e, t, "i", "            ");
+    }
+    for (int b = 0; b < k->nargs; b++) {
+        if (!ki->arg_ew[b] || ki->bcast_all[b])
+            continue;
+        kf_dtype ty = dt(e, k->args[b]);
+        char w[16];
+        snprintf(w, sizeof w, "w%d", b);
+        kf_sb_reset(&x);
+        kf_sb_reset(&y);
+        lane_get(e, &x, (int)kf_dtype_size(ty), w);
+        from_raw(e, &y, ty, kf_sb_str(&x));
+        P("            const %s x%d = %s;\n", CT(e, ty), b, kf_sb_str(&y));
+    }
+    sinks_decl(e, "            ");
+    body_call(e, "            ");
+    for (int j = 0; j < k->nouts; j++) {
+        int b = k->nargs + j;
+        kf_dtype ty = dt(e, k->outs[j]);
+        int s = (int)kf_dtype_size(ty);
+        char r[16];
+        snprintf(r, sizeof r, "r%d", j);
+        kf_sb_reset(&x);
+        to_raw(e, &x, ty, r);
+        switch (s) {
+        case 1: P("            w%d[l >> 2] |= %s << ((l & 3) * 8);\n", b, kf_sb_str(&x)); break;
+        case 2: P("            w%d[l >> 1] |= %s << ((l & 1) * 16);\n", b, kf_sb_str(&x)); break;
+        case 4: P("            w%d[l] = %s;\n", b, kf_sb_str(&x)); break;
+        default:
+            P("            {\n                const %s u = %s;\n", U64(e), kf_sb_str(&x));
+            P("                w%d[2 * l] = (%s)u;\n                w%d[2 * l + 1] = (%s)(u >> 32);\n            }\n", b,
+              U32(e), b, U32(e));
+            break;
+        }
+    }
+    P("        }\n");
+    for (int j = 0; j < k->nouts; j++) {
+        int b = k->nargs + j;
+        int vecs = W * (int)kf_dtype_size(dt(e, k->outs[j])) / 16;
+        for (int v = 0; v < vecs; v++)
+            P("        ((%suint4 *)q%d)[iv * %d + %d] = %sw%d[%d], w%d[%d], w%d[%d], w%d[%d]);\n", sp->global, j, vecs, v,
+              sp->make_uint4, b, 4 * v, b, 4 * v + 1, b, 4 * v + 2, b, 4 * v + 3);
+    }
+    P("    }\n");
+    /* the last n % W elements, one per thread */
+    P("    for (%s i = nvec * %d + tid; i < n; i += nth) {\n", t.IX, W);
+    if (ki->coords)
+        coords_linear(e, t, "i", "        ");
+    for (int b = 0; b < k->nargs; b++) {
+        if (!ki->arg_ew[b] || ki->bcast_all[b])
+            continue;
+        kf_sb_reset(&x);
+        kf_sb_printf(&x, "p%d[i]", b);
+        P("        const %s x%d = ", CT(e, dt(e, k->args[b])), b);
+        load_conv(e, e->o, dt(e, k->args[b]), kf_sb_str(&x));
+        P(";\n");
+    }
+    sinks_decl(e, "        ");
+    body_call(e, "        ");
+    for (int j = 0; j < k->nouts; j++) {
+        char r[16];
+        snprintf(r, sizeof r, "r%d", j);
+        P("        q%d[i] = ", j);
+        store_conv(e, e->o, dt(e, k->outs[j]), r);
+        P(";\n");
+    }
+    P("    }\n}\n\n");
+    if (kf_sb_failed(&x) || kf_sb_failed(&y))
+        e->o->oom = true;
+    kf_sb_free(&x);
+    kf_sb_free(&y);
+}
+
+/* -- Reductions ------------------------------------------------------------------------------------ */
+
+typedef struct red {
+    kf_op op;
+    kf_dtype t;         /* operand dtype */
+    kf_dtype out;       /* result dtype */
+    bool fl, arg;
+    int p;              /* float precision of the accumulator */
+    const char *acc;    /* accumulator type */
+} red;
+
+static red red_of(const E *e, int j)
+{
+    const kf_irnode *x = nd(e, e->ki->k->outs[j]);
+    red r;
+    r.op = (kf_op)x->op;
+    r.t = dt(e, x->args[0]);
+    r.out = (kf_dtype)x->dtype;
+    r.fl = kf_dt_is_float(r.t);
+    r.arg = kf_cg_red_is_arg(r.op);
+    r.p = prec(r.t);
+    if (r.fl)
+        r.acc = ST(e, r.p ? KF_F64 : KF_F32);
+    else if (r.op == KF_OP_SUM || r.op == KF_OP_PROD || r.op == KF_OP_MEAN)
+        r.acc = U64(e);
+    else if (kf_dtype_size(r.t) == 8)
+        r.acc = ST(e, r.t);
+    else
+        r.acc = kf_dt_is_sint(r.t) ? ST(e, KF_I32) : U32(e);
+    return r;
+}
+
+static bool is_min(kf_op op) { return op == KF_OP_RMIN || op == KF_OP_ARGMIN; }
+
+static void red_init(E *e, const red *r, kf_strbuf *o)
+{
+    switch (r->op) {
+    case KF_OP_SUM: case KF_OP_MEAN: kf_sb_puts(o, r->fl ? fzero(r->p) : "0"); break;
+    case KF_OP_PROD: kf_sb_puts(o, r->fl ? fone(r->p) : "1"); break;
+    default:
+        if (r->fl)
+            inf_lit(e, o, r->p, !is_min(r->op));
+        else if (is_min(r->op))
+            int_max(e, o, r->t);
+        else
+            int_min(e, o, r->t);
+        break;
+    }
+}
+
+/* acc (and index ai) absorbs value v (and index vi); the same code folds an
+ * element in, and combines two partials (left = acc, right = v). */
+static void red_fold(E *e, const red *r, const char *acc, const char *ai, const char *v, const char *vi, const char *ind)
+{
+    const kf_cg_spell *sp = e->sp;
+    kf_strbuf x = KF_STRBUF_INIT, y = KF_STRBUF_INIT;
+    switch (r->op) {
+    case KF_OP_SUM: case KF_OP_MEAN: case KF_OP_PROD: {
+        bool add = r->op != KF_OP_PROD;
+        if (r->fl) {
+            bin(&x, add ? &sp->fadd[r->p] : &sp->fmul[r->p], acc, v);
+        } else {
+            kf_sb_printf(&x, "%s %s (%s)%s", acc, add ? "+" : "*", U64(e), v);
+        }
+        P("%s%s = %s;\n", ind, acc, kf_sb_str(&x));
+        break;
+    }
+    case KF_OP_RMIN: case KF_OP_RMAX:
+        if (r->fl) {
+            use(e, (is_min(r->op) ? H_FMIN32 : H_FMAX32) + r->p);
+            P("%s%s = kf_f%s_%s(%s, %s);\n", ind, acc, is_min(r->op) ? "min" : "max", r->p ? "f64" : "f32", acc, v);
+        } else {
+            P("%s%s = %s %s %s ? %s : %s;\n", ind, acc, v, is_min(r->op) ? "<" : ">", acc, v, acc);
+        }
+        break;
+    default: { /* argmin, argmax: first index on ties, the first NaN wins */
+        const char *c = is_min(r->op) ? "<" : ">";
+        if (r->fl)
+            P("%sif ((%s != %s) ? (%s == %s || %s < %s) : (%s == %s && (%s %s %s || (%s == %s && %s < %s)))) {\n", ind, v, v,
+              acc, acc, vi, ai, acc, acc, v, c, acc, v, acc, vi, ai);
+        else
+            P("%sif (%s %s %s || (%s == %s && %s < %s)) {\n", ind, v, c, acc, v, acc, vi, ai);
+        P("%s    %s = %s;\n%s    %s = %s;\n%s}\n", ind, acc, v, ind, ai, vi, ind);
+        break;
+    }
+    }
+    if (kf_sb_failed(&x) || kf_sb_failed(&y))
+        e->o->oom = true;
+    kf_sb_free(&x);
+    kf_sb_free(&y);
+}
+
+static void red_decl(E *e, const char *ind)
+{
+    const kf_kernel *k = e->ki->k;
+    kf_strbuf x = KF_STRBUF_INIT;
+    for (int j = 0; j < k->nouts; j++) {
+        if (!is_red(e, k->outs[j]))
+            continue;
+        red r = red_of(e, j);
+        kf_sb_reset(&x);
+        red_init(e, &r, &x);
+        P("%s%s acc%d = %s;\n", ind, r.acc, j, kf_sb_str(&x));
+        if (r.arg)
+            P("%s%s ai%d = 0x7fffffffffffffff%s;\n", ind, I64(e), j, e->sp->sfx_i64);
+    }
+    if (kf_sb_failed(&x))
+        e->o->oom = true;
+    kf_sb_free(&x);
+}
+
+/* Fold this point's sinks into the accumulators; ri is the reduced index. */
+static void red_fold_point(E *e, const char *ri, const char *ind)
+{
+    const kf_kernel *k = e->ki->k;
+    for (int j = 0; j < k->nouts; j++) {
+        if (!is_red(e, k->outs[j]))
+            continue;
+        red r = red_of(e, j);
+        char acc[16], ai[16], v[16], vi[64];
+        snprintf(acc, sizeof acc, "acc%d", j);
+        snprintf(ai, sizeof ai, "ai%d", j);
+        snprintf(v, sizeof v, "r%d", j);
+        snprintf(vi, sizeof vi, "(%s)%s", I64(e), ri);
+        red_fold(e, &r, acc, ai, v, vi, ind);
+    }
+}
+
+/* Store the final value of every reduction (coordinates of kept dims set). */
+static void red_final(E *e, const char *ind)
+{
+    const kf_cg_spell *sp = e->sp;
+    const kf_kernel *k = e->ki->k;
+    kf_strbuf a = KF_STRBUF_INIT, v = KF_STRBUF_INIT;
+    for (int j = 0; j < k->nouts; j++) {
+        if (!is_red(e, k->outs[j]))
+            continue;
+        red r = red_of(e, j);
+        kf_sb_reset(&a);
+        kf_sb_reset(&v);
+        addr(e, &a, k->nargs + j);
+        P("%sq%d[%s] = ", ind, j, kf_sb_str(&a));
+        char acc[16];
+        snprintf(acc, sizeof acc, "acc%d", j);
+        if (r.arg) {
+            P("ai%d == 0x7fffffffffffffff%s ? -1 : ai%d", j, sp->sfx_i64, j);
+        } else if (r.op == KF_OP_MEAN) {
+            char l[64];
+            snprintf(l, sizeof l, "(%s)L", r.acc);
+            bin(&v, &sp->fdiv[r.p], acc, l);
+            store_conv(e, e->o, r.out, kf_sb_str(&v));
+        } else if (r.fl) {
+            store_conv(e, e->o, r.out, acc);
+        } else {
+            P("(%s)%s", ST(e, r.out), acc);
+        }
+        P(";\n");
+    }
+    if (kf_sb_failed(&a) || kf_sb_failed(&v))
+        e->o->oom = true;
+    kf_sb_free(&a);
+    kf_sb_free(&v);
+}
+
+static uint8_t kept_mask(const E *e) { return (uint8_t)(((1u << e->ki->R) - 1) & ~e->ki->k->axes); }
+static uint8_t red_mask(const E *e) { return (uint8_t)(((1u << e->ki->R) - 1) & e->ki->k->axes); }
+
+static void sizes_ML(E *e, ix t)
+{
+    P("    const %s M = 1", t.IX);
+    for (int d = 0; d < e->ki->R; d++)
+        if (kept_mask(e) & (1u << d))
+            P(" * d%d", d);
+    P(";\n    const %s L = 1", t.IX);
+    for (int d = 0; d < e->ki->R; d++)
+        if (red_mask(e) & (1u << d))
+            P(" * d%d", d);
+    P("; /* outputs, reduced elements each */\n");
+}
+
+/* Visit one point: coordinates of reduced dims from ri, load, body, fold, EW stores. */
+static void red_point(E *e, ix t, const char *ri, const char *ind)
+{
+    coords_from(e, t, red_mask(e), ri, ind);
+    loads(e, ind, true);
+    sinks_decl(e, ind);
+    body_call(e, ind);
+    red_fold_point(e, ri, ind);
+    ew_stores(e, ind);
+}
+
+static void emit_red_seq(E *e)
+{
+    const kf_cg_kinfo *ki = e->ki;
+    ix t = ix_of(e, true);
+    entry_head(e, KF_CG_SEQ);
+    prologue(e, true);
+    dims_decl(e, t, (uint8_t)((1u << ki->R) - 1));
+    strides_decl(e, t, true);
+    bcast_loads(e);
+    sizes_ML(e, t);
+    grid_loop_vars(e, t);
+    P("    for (%s o = tid; o < M; o += nth) {\n", t.IX);
+    coords_from(e, t, kept_mask(e), "o", "        ");
+    red_decl(e, "        ");
+    P("        for (%s ri = 0; ri < L; ri++) {\n", t.IX);
+    P("            %s u = ri;\n", t.IX);
+    red_point(e, t, "u", "            ");
+    P("        }\n");
+    red_final(e, "        ");
+    P("    }\n}\n\n");
+}
+
+/* Declarations of block-shared memory: one value and one index per thread,
+ * reused by every reduction in turn. */
+static void shared_decl(E *e)
+{
+    const kf_kernel *k = e->ki->k;
+    bool arg = false;
+    for (int j = 0; j < k->nouts; j++)
+        arg = arg || (is_red(e, k->outs[j]) && red_of(e, j).arg);
+    P("    %s %s kf_sv[%d];\n", e->sp->shared, U64(e), KF_CG_BLOCK);
+    if (arg)
+        P("    %s %s kf_si[%d];\n", e->sp->shared, I64(e), KF_CG_BLOCK);
+}
+
+/* Scratch layout: per reduction in outs order, P values then (argmin/argmax)
+ * P i64 indices, each array rounded up to 16 bytes (abi.c sizes it). */
+static void scratch_decl(E *e, ix t)
+{
+    const kf_cg_spell *sp = e->sp;
+    const kf_kernel *k = e->ki->k;
+    P("    const %s np = M * ntiles;\n", t.IX);
+    P("    %s%s *sp = scratch;\n", sp->global, ST(e, KF_U8));
+    for (int j = 0; j < k->nouts; j++) {
+        if (!is_red(e, k->outs[j]))
+            continue;
+        red r = red_of(e, j);
+        size_t s = kf_cg_red_acc_size(r.op, r.t);
+        P("    %s%s *pv%d = (%s%s *)sp;\n", sp->global, r.acc, j, sp->global, r.acc);
+        P("    sp += (np * %d + 15) / 16 * 16;\n", (int)s);
+        if (r.arg) {
+            P("    %s%s *pi%d = (%s%s *)sp;\n", sp->global, I64(e), j, sp->global, I64(e));
+            P("    sp += (np * 8 + 15) / 16 * 16;\n");
+        }
+    }
+}
+
+/* Block-wide tree over KF_CG_BLOCK threads, same order on every target:
+ * step s folds slot lid + s into slot lid; with warp shuffles the steps
+ * below 64 run in registers of warp 0.  Thread 0 ends with the result. */
+static void block_reduce(E *e)
+{
+    const kf_cg_spell *sp = e->sp;
+    const kf_kernel *k = e->ki->k;
+    for (int j = 0; j < k->nouts; j++) {
+        if (!is_red(e, k->outs[j]))
+            continue;
+        red r = red_of(e, j);
+        char acc[16], ai[16];
+        snprintf(acc, sizeof acc, "acc%d", j);
+        snprintf(ai, sizeof ai, "ai%d", j);
+        P("        {\n");
+        P("            %s%s *sv = (%s%s *)kf_sv;\n", sp->shared_ptr, r.acc, sp->shared_ptr, r.acc);
+        if (r.arg)
+            P("            %s%s *si = kf_si;\n", sp->shared_ptr, I64(e));
+        P("            sv[lid] = %s;\n", acc);
+        if (r.arg)
+            P("            si[lid] = %s;\n", ai);
+        P("            %s;\n", sp->barrier);
+        int stop = sp->shfl_down ? 32 : 0;
+        P("            for (%s s = %d; s > %d; s >>= 1) {\n", U32(e), KF_CG_BLOCK / 2, stop);
+        P("                if (lid < s) {\n");
+        P("                    %s a = sv[lid];\n", r.acc);
+        if (r.arg)
+            P("                    %s ia = si[lid];\n", I64(e));
+        P("                    const %s b = sv[lid + s];\n", r.acc);
+        if (r.arg)
+            P("                    const %s ib = si[lid + s];\n", I64(e));
+        red_fold(e, &r, "a", "ia", "b", "ib", "                    ");
+        P("                    sv[lid] = a;\n");
+        if (r.arg)
+            P("                    si[lid] = ia;\n");
+        P("                }\n                %s;\n            }\n", sp->barrier);
+        if (sp->shfl_down) {
+            P("            if (lid < 32) {\n");
+            P("                %s = sv[lid];\n", acc);
+            if (r.arg)
+                P("                %s = si[lid];\n", ai);
+            P("                {\n");
+            P("                    const %s b = sv[lid + 32];\n", r.acc);
+            if (r.arg)
+                P("                    const %s ib = si[lid + 32];\n", I64(e));
+            red_fold(e, &r, acc, ai, "b", "ib", "                    ");
+            P("                }\n");
+            P("                for (int s = 16; s > 0; s >>= 1) {\n");
+            P("                    const %s b = %s%s, s);\n", r.acc, sp->shfl_down, acc);
+            if (r.arg)
+                P("                    const %s ib = %s%s, s);\n", I64(e), sp->shfl_down, ai);
+            red_fold(e, &r, acc, ai, "b", "ib", "                    ");
+            P("                }\n            }\n");
+        } else {
+            P("            %s = sv[0];\n", acc);
+            if (r.arg)
+                P("            %s = si[0];\n", ai);
+        }
+        P("            %s;\n        }\n", sp->barrier);
+    }
+}
+
+static void emit_red_tile(E *e)
+{
+    const kf_cg_kinfo *ki = e->ki;
+    const kf_kernel *k = ki->k;
+    const kf_cg_spell *sp = e->sp;
+    ix t = ix_of(e, true);
+    entry_head(e, KF_CG_TILE);
+    shared_decl(e);
+    prologue(e, true);
+    dims_decl(e, t, (uint8_t)((1u << ki->R) - 1));
+    strides_decl(e, t, true);
+    bcast_loads(e);
+    sizes_ML(e, t);
+    P("    const %s ntiles = (L + %d) / %d;\n", t.IX, KF_CG_TILE_ELEMS - 1, KF_CG_TILE_ELEMS);
+    P("    const %s lid = (%s)%s;\n", t.IX, t.IX, sp->lid);
+    scratch_decl(e, t);
+    P("    for (%s w = (%s)%s; w < np; w += (%s)%s) {\n", t.IX, t.IX, sp->bid, t.IX, sp->gdim);
+    P("        const %s o = w / ntiles, tile = w %% ntiles;\n", t.IX);
+    coords_from(e, t, kept_mask(e), "o", "        ");
+    red_decl(e, "        ");
+    P("        for (int kk = 0; kk < %d; kk++) {\n", KF_CG_TILE_ELEMS / KF_CG_BLOCK);
+    P("            const %s ri = tile * %d + (%s)kk * %d + lid;\n", t.IX, KF_CG_TILE_ELEMS, t.IX, KF_CG_BLOCK);
+    P("            if (ri < L) {\n");
+    red_point(e, t, "ri", "                ");
+    P("            }\n        }\n");
+    block_reduce(e);
+    P("        if (lid == 0) {\n            if (ntiles == 1) {\n");
+    red_final(e, "                ");
+    P("            } else {\n");
+    for (int j = 0; j < k->nouts; j++) {
+        if (!is_red(e, k->outs[j]))
+            continue;
+        P("                pv%d[w] = acc%d;\n", j, j);
+        if (red_of(e, j).arg)
+            P("                pi%d[w] = ai%d;\n", j, j);
+    }
+    P("            }\n        }\n    }\n}\n\n");
+}
+
+static void emit_red_comb(E *e)
+{
+    const kf_cg_kinfo *ki = e->ki;
+    const kf_kernel *k = ki->k;
+    const kf_cg_spell *sp = e->sp;
+    ix t = ix_of(e, true);
+    entry_head(e, KF_CG_COMB);
+    shared_decl(e);
+    prologue(e, false);
+    dims_decl(e, t, (uint8_t)((1u << ki->R) - 1));
+    strides_decl(e, t, false);
+    sizes_ML(e, t);
+    P("    const %s ntiles = (L + %d) / %d;\n", t.IX, KF_CG_TILE_ELEMS - 1, KF_CG_TILE_ELEMS);
+    P("    const %s lid = (%s)%s;\n", t.IX, t.IX, sp->lid);
+    scratch_decl(e, t);
+    P("    for (%s o = (%s)%s; o < M; o += (%s)%s) {\n", t.IX, t.IX, sp->bid, t.IX, sp->gdim);
+    coords_from(e, t, kept_mask(e), "o", "        ");
+    red_decl(e, "        ");
+    P("        for (%s tt = lid; tt < ntiles; tt += %d) {\n", t.IX, KF_CG_BLOCK);
+    for (int j = 0; j < k->nouts; j++) {
+        if (!is_red(e, k->outs[j]))
+            continue;
+        red r = red_of(e, j);
+        char acc[16], ai[16], b[16], ib[16];
+        snprintf(acc, sizeof acc, "acc%d", j);
+        snprintf(ai, sizeof ai, "ai%d", j);
+        snprintf(b, sizeof b, "b%d", j);
+        snprintf(ib, sizeof ib, "ib%d", j);
+        P("            const %s b%d = pv%d[o * ntiles + tt];\n", r.acc, j, j);
+        if (r.arg)
+            P("            const %s ib%d = pi%d[o * ntiles + tt];\n", I64(e), j, j);
+        red_fold(e, &r, acc, ai, b, ib, "            ");
+    }
+    P("        }\n");
+    block_reduce(e);
+    P("        if (lid == 0) {\n");
+    red_final(e, "            ");
+    P("        }\n    }\n}\n\n");
+}
+
+/* -- Kernels and the module ------------------------------------------------------------------------ */
+
+static void emit_kernel(E *e)
+{
+    const kf_cg_kinfo *ki = e->ki;
+    const kf_kernel *k = ki->k;
+    const kf_graph *g = e->g;
+    kf_strbuf x = KF_STRBUF_INIT;
+    int nops = 0;
+    for (int i = 0; i < k->nnodes; i++)
+        nops++;
+    P("/* == kernel %d of %s: %s over ", ki->kidx, g->name, k->kind == KF_KERNEL_EW ? "elementwise" : "reduction");
+    shape_text(e, e->o, nd(e, k->space));
+    if (k->kind == KF_KERNEL_REDUCE) {
+        P(" reducing axes [");
+        for (int d = 0, f = 1; d < ki->R; d++)
+            if (k->axes & (1u << d)) {
+                P("%s%d", f ? "" : ", ", d);
+                f = 0;
+            }
+        P("]");
+    }
+    P(", %d node%s ==\n", nops, nops == 1 ? "" : "s");
+    for (int b = 0; b < ki->nb; b++) {
+        bool isarg = b < k->nargs;
+        int32_t n = isarg ? k->args[b] : k->outs[b - k->nargs];
+        P(" * %s %d: ", isarg ? "arg" : "out", isarg ? b : b - k->nargs);
+        operand_text(e, e->o, n);
+        P(" %s", kf_dtype_name(dt(e, n)));
+        shape_text(e, e->o, nd(e, n));
+        if (isarg && ki->tslot[b] >= 0)
+            P(" (take source %d)", ki->tslot[b]);
+        P("\n");
+    }
+    for (int i = 0; i < k->nscalars; i++) {
+        P(" * scalar %d: ", i);
+        operand_text(e, e->o, k->scalars[i]);
+        P(" %s\n", kf_dtype_name(dt(e, k->scalars[i])));
+    }
+    P(" * meta: %d x int64 = [n, shape[%d], strides[%d][%d], offsets[%d]", ki->m_count, ki->R, ki->nb, ki->R, ki->nb);
+    if (ki->ntake)
+        P(", take (length, stride)[%d]", ki->ntake);
+    P("] */\n");
+    P("typedef struct {\n    %s v[%d];\n} %s_meta;\n\n", I64(e), ki->m_count, ki->prefix);
+    emit_body(e);
+    if (k->kind == KF_KERNEL_EW) {
+        emit_ew_contig(e, false);
+        emit_ew_contig(e, true);
+        emit_ew_strided(e, false);
+        emit_ew_strided(e, true);
+    } else {
+        emit_red_seq(e);
+        emit_red_tile(e);
+        emit_red_comb(e);
+    }
+    kf_sb_free(&x);
+}
+
+/* -- Helper definitions ------------------------------------------------------------------------ */
+
+static void helper_f2i(E *e, kf_strbuf *o, int p, kf_dtype to)
+{
+    const char *F = ST(e, p ? KF_F64 : KF_F32), *T = ST(e, to), *fs = p ? "" : "f";
+    unsigned bits = (unsigned)kf_dtype_size(to) * 8;
+    bool sg = kf_dt_is_sint(to);
+    double hi = ldexp(1.0, (int)(sg ? bits - 1 : bits)), lo = sg ? -hi : 0.0;
+    kf_strbuf mx = KF_STRBUF_INIT, mn = KF_STRBUF_INIT;
+    int_max(e, &mx, to);
+    int_min(e, &mn, to);
+    kf_sb_printf(o, "/* %s -> %s: truncate, NaN -> 0, saturate */\n", p ? "f64" : "f32", kf_dtype_name(to));
+    kf_sb_printf(o, "%s %s kf_f2i_%s_%s(%s x)\n{\n", e->sp->fn, T, p ? "f64" : "f32", kf_dtype_name(to), F);
+    kf_sb_printf(o, "    return x != x ? (%s)0 : x < %.1f%s ? %s : x >= %.1f%s ? %s : (%s)x;\n}\n", T, lo, fs,
+                 kf_sb_str(&mn), hi, fs, kf_sb_str(&mx), T);
+    if (kf_sb_failed(&mx) || kf_sb_failed(&mn))
+        o->oom = true;
+    kf_sb_free(&mx);
+    kf_sb_free(&mn);
+}
+
+static void helper_fminmax(E *e, kf_strbuf *o, int p, bool mn)
+{
+    const kf_cg_spell *sp = e->sp;
+    const char *F = ST(e, p ? KF_F64 : KF_F32), *nm = p ? "f64" : "f32";
+    const kf_cg_wrap *bitsw = p ? &sp->f64_to_bits : &sp->f32_to_bits;
+    const char *sign = p ? "0x8000000000000000" : "0x80000000u";
+    kf_sb_printf(o, "/* %s that propagates NaN; %s */\n", mn ? "min" : "max",
+                 mn ? "min(-0, +0) = -0" : "max(-0, +0) = +0");
+    kf_sb_printf(o, "%s %s kf_f%s_%s(%s a, %s b)\n{\n", sp->fn, F, mn ? "min" : "max", nm, F, F);
+    kf_sb_printf(o, "    if (a != a)\n        return a;\n    if (b != b)\n        return b;\n");
+    kf_sb_printf(o, "    if (a %s b)\n        return a;\n    if (b %s a)\n        return b;\n", mn ? "<" : ">", mn ? "<" : ">");
+    kf_sb_printf(o, "    return (%sa%s & %s%s) ? %s : %s;\n}\n", bitsw->pre, bitsw->post, sign, p ? sp->sfx_u64 : "",
+                 mn ? "a" : "b", mn ? "b" : "a");
+}
+
+static void emit_helpers(E *e, kf_strbuf *o)
+{
+    const kf_cg_spell *sp = e->sp;
+    const char *U16 = ST(e, KF_U16), *U = U32(e);
+    for (int h = 0; h < H_COUNT; h++) {
+        if (!(e->used & (1u << h)) || h == H_F2H)
+            continue;
+        /* guards let several modules share one compilation unit */
+        kf_sb_printf(o, "#ifndef KF_HELPER_%d\n#define KF_HELPER_%d\n", h, h);
+        switch (h) {
+        case H_H2F:
+            kf_sb_puts(o, "/* f16 <-> f32, round to nearest even */\n");
+            kf_sb_puts(o, sp->half_helpers);
+            break;
+        case H_BF2F:
+            kf_sb_printf(o, "/* bf16 <-> f32: the top half of an f32; round to nearest even, NaN stays quiet */\n");
+            kf_sb_printf(o, "%s float kf_bf2f(%s h)\n{\n    return %s(%s)h << 16%s;\n}\n", sp->fn, U16,
+                         sp->f32_from_bits.pre, U, sp->f32_from_bits.post);
+            break;
+        case H_F2BF:
+            kf_sb_printf(o, "%s %s kf_f2bf(float f)\n{\n    %s u = %sf%s;\n", sp->fn, U16, U, sp->f32_to_bits.pre,
+                         sp->f32_to_bits.post);
+            kf_sb_printf(o, "    if ((u & 0x7fffffffu) > 0x7f800000u)\n        return (%s)((u >> 16) | 0x40u);\n", U16);
+            kf_sb_printf(o, "    u += 0x7fffu + ((u >> 16) & 1u);\n    return (%s)(u >> 16);\n}\n", U16);
+            break;
+        case H_RH:
+            kf_sb_printf(o, "/* round an f32 value to f16 precision */\n%s float kf_rh(float f)\n{\n"
+                            "    return kf_h2f(kf_f2h(f));\n}\n", sp->fn);
+            break;
+        case H_RBF:
+            kf_sb_printf(o, "/* round an f32 value to bf16 precision */\n%s float kf_rbf(float f)\n{\n"
+                            "    return kf_bf2f(kf_f2bf(f));\n}\n", sp->fn);
+            break;
+        case H_RTO_F64:
+            kf_sb_printf(o, "/* f64 -> f32 rounded to odd, so that a second rounding (to f16/bf16) is correct */\n");
+            kf_sb_printf(o, "%s float kf_rto_f64(double d)\n{\n    const float f = (float)d;\n", sp->fn);
+            kf_sb_printf(o, "    if (d != d || (double)f == d)\n        return f;\n");
+            kf_sb_printf(o, "    const %s u = %sf%s;\n", U, sp->f32_to_bits.pre, sp->f32_to_bits.post);
+            kf_sb_printf(o, "    if ((u & 0x7fffffffu) == 0x7f800000u)\n        return %s(u & 0x80000000u) | 0x7f7fffffu%s;\n",
+                         sp->f32_from_bits.pre, sp->f32_from_bits.post);
+            kf_sb_printf(o, "    if (u & 1u)\n        return f;\n");
+            kf_sb_printf(o, "    return %sfabs(d) > fabs((double)f) ? u + 1u : u - 1u%s;\n}\n", sp->f32_from_bits.pre,
+                         sp->f32_from_bits.post);
+            break;
+        case H_RTO_U64:
+            kf_sb_printf(o, "/* integer magnitude -> f32 rounded to odd */\n");
+            kf_sb_printf(o, "%s float kf_rto_u64(%s m)\n{\n    int sh = 0;\n", sp->fn, U64(e));
+            kf_sb_printf(o, "    while ((m >> sh) >= 16777216u)\n        sh++;\n");
+            kf_sb_printf(o, "    %s top = m >> sh;\n    if (sh > 0 && (m & ((1%s << sh) - 1)) != 0)\n        top |= 1;\n",
+                         U64(e), sp->sfx_u64);
+            kf_sb_printf(o, "    return (float)top * %s(%s)(127 + sh) << 23%s;\n}\n", sp->f32_from_bits.pre, U,
+                         sp->f32_from_bits.post);
+            break;
+        case H_RTO_I64:
+            kf_sb_printf(o, "%s float kf_rto_i64(%s v)\n{\n", sp->fn, I64(e));
+            kf_sb_printf(o, "    return v < 0 ? -kf_rto_u64((%s)0 - (%s)v) : kf_rto_u64((%s)v);\n}\n", U64(e), U64(e),
+                         U64(e));
+            break;
+        case H_FMIN32: case H_FMIN64: helper_fminmax(e, o, h - H_FMIN32, true); break;
+        case H_FMAX32: case H_FMAX64: helper_fminmax(e, o, h - H_FMAX32, false); break;
+        default: {
+            int i = h - H_F2I, p = i / 8, ii = i % 8;
+            kf_dtype to = (kf_dtype)(ii < 4 ? KF_I8 + ii : KF_U8 + (ii - 4));
+            helper_f2i(e, o, p, to);
+            break;
+        }
+        }
+        kf_sb_puts(o, "#endif\n\n");
+    }
+}
+
+/* Fail when the OpenCL device lacks a capability node n's dtype needs. */
+static bool caps_ok(E *e, int32_t n)
+{
+    kf_dtype t = dt(e, n);
+    bool f64 = t == KF_F64, f16 = t == KF_F16;
+    if (f64)
+        e->uses_f64 = true;
+    const char *ext = NULL;
+    if (f64 && e->sp->fp64_needs_cap && e->caps && !e->caps->fp64)
+        ext = "cl_khr_fp64";
+    if (f16 && e->sp->fp16_needs_cap && e->caps && !e->caps->fp16)
+        ext = "cl_khr_fp16";
+    if (!ext)
+        return true;
+    kf_strbuf x = KF_STRBUF_INIT;
+    node_text(e, &x, n);
+    if (e->err && e->errlen)
+        snprintf(e->err, e->errlen, "graph '%s', kernel %d: '%s' uses %s, but the OpenCL device does not report %s",
+                 e->g->name, e->ki->kidx, kf_sb_str(&x), kf_dtype_name(t), ext);
+    kf_sb_free(&x);
+    e->st = KF_ERR_UNSUPPORTED;
+    return false;
+}
+
+static bool kernel_caps_ok(E *e)
+{
+    const kf_kernel *k = e->ki->k;
+    for (int i = 0; i < k->nargs; i++)
+        if (!caps_ok(e, k->args[i]))
+            return false;
+    for (int i = 0; i < k->nouts; i++)
+        if (!caps_ok(e, k->outs[i]))
+            return false;
+    for (int i = 0; i < k->nscalars; i++)
+        if (!caps_ok(e, k->scalars[i]))
+            return false;
+    for (int i = 0; i < k->nnodes; i++) {
+        const kf_irnode *x = nd(e, k->nodes[i]);
+        if (!caps_ok(e, k->nodes[i]))
+            return false;
+        for (int a = 0; a < x->nargs; a++)
+            if (!caps_ok(e, x->args[a]))
+                return false;
+    }
+    return true;
+}
+
+kf_status kf_cg_emit(const kf_plan *p, kf_target t, const kf_cg_caps *caps, kf_strbuf *out, char *err, size_t errlen)
+{
+    if (err && errlen)
+        err[0] = 0;
+    if (!p || !p->g || !out || (t != KF_TARGET_CUDA && t != KF_TARGET_OPENCL)) {
+        if (err && errlen)
+            snprintf(err, errlen, "codegen: bad arguments");
+        return KF_ERR_INVALID_ARG;
+    }
+    kf_strbuf kernels = KF_STRBUF_INIT;
+    E e = { t == KF_TARGET_CUDA ? &kf_cg_spell_cuda : &kf_cg_spell_opencl, t, caps, p->g, NULL, &kernels, 0, false,
+            KF_OK, err, errlen };
+    for (int k = 0; k < p->nkernels && e.st == KF_OK; k++) {
+        kf_cg_kinfo ki;
+        e.st = kf_cg_kinfo_init(&ki, p, k, err, errlen);
+        if (e.st != KF_OK)
+            break;
+        e.ki = &ki;
+        if (kernel_caps_ok(&e))
+            emit_kernel(&e);
+        kf_cg_kinfo_free(&ki);
+        e.ki = NULL;
+    }
+    if (e.st == KF_OK) {
+        kf_sb_printf(out, "/* Generated by kfuse %d.%d.%d: %s for graph '%s', %d kernel%s.\n", KFUSE_VERSION_MAJOR,
+                     KFUSE_VERSION_MINOR, KFUSE_VERSION_PATCH, e.sp->target_name, p->g->name, p->nkernels,
+                     p->nkernels == 1 ? "" : "s");
+        kf_sb_puts(out, " * Kernel ABI: docs/codegen.md.  Do not edit: regenerate. */\n");
+        kf_sb_puts(out, e.sp->preamble);
+        if (e.uses_f64)
+            kf_sb_puts(out, e.sp->fp64_preamble);
+        kf_sb_putc(out, '\n');
+        emit_helpers(&e, out);
+        kf_sb_append(out, &kernels);
+        if (kf_sb_failed(out)) {
+            e.st = KF_ERR_NO_MEMORY;
+            if (err && errlen)
+                snprintf(err, errlen, "codegen: out of memory");
+        }
+    }
+    kf_sb_free(&kernels);
+    return e.st;
+}

@@ -1,0 +1,45 @@
+/* Seeded random graph generator for tests: random ops of every kind and
+ * dtype, broadcast shapes with literal and symbolic dims, reductions over
+ * random axes, iota, take with index arrays, scalar inputs, several
+ * outputs.  Every graph it returns verifies.  The same seed and options
+ * always give the same graph (no global state), so a failure names its
+ * seed and can be replayed.  Also fills random inputs for a graph. */
+#ifndef KF_RANDGRAPH_H
+#define KF_RANDGRAPH_H
+
+#include "kfuse.h"
+
+typedef struct kf_rg_options {
+    int ops;            /* operations to add; 0: 4 to 24 */
+    bool exact;         /* only ops whose results are bit-exact on every correct backend:
+                           no transcendental functions, no float sum/prod/mean */
+    bool no_f16;        /* never use f16 (OpenCL devices without cl_khr_fp16) */
+    bool no_f64;        /* never use f64 */
+    bool no_reduce;     /* no reductions */
+    bool no_take;       /* no take */
+} kf_rg_options;
+
+/* A random graph named name (an identifier) from seed; opt may be NULL.
+ * Symbols are among "n", "m", "k".  NULL only when out of memory. */
+kf_graph *kf_rg_graph(const char *name, uint64_t seed, const kf_rg_options *opt);
+
+/* The value a test gives symbol s: symvals from the symbol's name ("n",
+ * "m", "k"; anything else gets small). */
+typedef struct kf_rg_sizes {
+    int64_t n, m, k;
+} kf_rg_sizes;
+
+/* Random inputs for g (ninputs = kf_graph_num_inputs(g) arrays, allocated;
+ * release with kf_rg_free_inputs).  Shapes bind symbols from sizes; take
+ * index inputs are in range except with probability bad_index per element
+ * (0 for none).  Floats mix ordinary values with, when specials is set,
+ * +-0, +-inf, NaN, huge and tiny values; integers mix small values with
+ * the dtype's extremes. */
+kf_status kf_rg_inputs(const kf_graph *g, uint64_t seed, const kf_rg_sizes *sizes, double bad_index, bool specials,
+                       kf_host_array *inputs);
+void kf_rg_free_inputs(kf_host_array *inputs, int n);
+
+/* Value of a symbol name under sizes. */
+int64_t kf_rg_sym_value(const kf_rg_sizes *sizes, const char *sym);
+
+#endif /* KF_RANDGRAPH_H */

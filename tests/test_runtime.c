@@ -1,0 +1,463 @@
+/* Differential runtime tests: every graph of the test corpus, on every
+ * backend present, on fresh random inputs of several sizes, dense and as
+ * strided views at unaligned offsets, against the reference interpreter;
+ * outputs are poisoned first so an unwritten element fails.  Plus the
+ * error paths of the C API.  Usage: test_runtime [FILE.kir...] */
+#include "check.h"
+#include "rt_common.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdio.h>
+
+static const int64_t sizes[] = { 1, 7, 1000, 66000 };
+
+typedef struct harray {
+    kf_host_array a;
+    int64_t n;
+} harray;
+
+static int64_t shape_numel(const int64_t *shape, int rank)
+{
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= shape[i];
+    return n;
+}
+
+/* Symbol values for a run: the first symbol gets size, others small. */
+static bool bind_syms(const kf_graph *g, int64_t size, int64_t *symval)
+{
+    bool bound[64] = { false };
+    if (g->nsyms > 64)
+        return false;
+    for (int32_t s = 0; s < g->nsyms; s++)
+        symval[s] = s == 0 ? size : 2 + (size + s) % 5;
+    for (int32_t i = 0; i < g->ninputs; i++) {
+        const kf_irnode *x = &g->nodes[g->inputs[i]];
+        for (int d = 0; d < x->rank; d++)
+            if (x->dims[d] < 0)
+                bound[KF_IR_SYM_INDEX(x->dims[d])] = true;
+    }
+    for (int32_t s = 0; s < g->nsyms; s++)
+        if (!bound[s])
+            return false; /* only iota uses it: nothing binds it at run time */
+    return true;
+}
+
+static void node_shape(const kf_graph *g, int32_t n, const int64_t *symval, int64_t *shape)
+{
+    const kf_irnode *x = &g->nodes[n];
+    for (int d = 0; d < x->rank; d++)
+        shape[d] = x->dims[d] < 0 ? symval[KF_IR_SYM_INDEX(x->dims[d])] : x->dims[d];
+}
+
+/* Upload host array h as a dense view, or as a strided view (stride 2 on
+ * the last dim, 1-element offset). */
+static kf_status upload_view(kf_context *ctx, const harray *h, bool strided, kf_view *v)
+{
+    size_t es = kf_dtype_size(h->a.dtype);
+    int rank = h->a.rank;
+    if (!strided || rank == 0) {
+        kf_buffer *b;
+        kf_status s = kf_buffer_alloc(ctx, (size_t)h->n * es, &b);
+        if (s != KF_OK)
+            return s;
+        *v = kf_view_dense(b, 0, h->a.dtype, rank, h->a.shape);
+        return kf_upload(b, 0, h->a.data, (size_t)h->n * es, NULL);
+    }
+    size_t total = (size_t)h->n * 2 + 1;
+    char *tmp = malloc(total * es + 1);
+    kf_buffer *b;
+    kf_status s = kf_buffer_alloc(ctx, total * es, &b);
+    if (s != KF_OK || !tmp) {
+        free(tmp);
+        return s != KF_OK ? s : KF_ERR_NO_MEMORY;
+    }
+    memset(tmp, 0xA5, total * es);
+    for (int64_t i = 0; i < h->n; i++)
+        memcpy(tmp + (size_t)(1 + 2 * i) * es, (const char *)h->a.data + (size_t)i * es, es);
+    *v = kf_view_dense(b, es, h->a.dtype, rank, h->a.shape);
+    int64_t st = 2;
+    for (int d = rank - 1; d >= 0; d--) {
+        v->strides[d] = st;
+        st *= h->a.shape[d];
+    }
+    s = kf_upload(b, 0, tmp, total * es, NULL);
+    free(tmp);
+    return s;
+}
+
+/* Run g on ctx and on the interpreter for one size; returns false on a
+ * mismatch (after reporting it). */
+static void run_case(kf_context *ctx, kf_program *prog, const kf_graph *g, int64_t size, bool strided, uint64_t seed,
+                     const char *label)
+{
+    int64_t symval[64];
+    if (!bind_syms(g, size, symval))
+        return;
+    rt_rng rng = { seed };
+    int nin = g->ninputs, nout = g->noutputs;
+    harray *in = calloc((size_t)nin + 1, sizeof *in);
+    kf_host_array *ref = calloc((size_t)nout + 1, sizeof *ref);
+    kf_view *views = calloc((size_t)nin + 1, sizeof *views), *outs = calloc((size_t)nout + 1, sizeof *outs);
+    const void **scalars = calloc((size_t)nin + 1, sizeof *scalars);
+    int narr = 0, nsc = 0;
+    for (int i = 0; i < nin; i++) {
+        int32_t node = g->inputs[i];
+        const kf_irnode *x = &g->nodes[node];
+        in[i].a.dtype = (kf_dtype)x->dtype;
+        in[i].a.rank = x->rank;
+        node_shape(g, node, symval, in[i].a.shape);
+        in[i].n = shape_numel(in[i].a.shape, x->rank);
+        in[i].a.data = calloc((size_t)in[i].n + 1, kf_dtype_size(in[i].a.dtype));
+        int64_t tl = rt_take_len(g, node, symval);
+        for (int64_t e = 0; e < in[i].n; e++)
+            rt_store(in[i].a.data, in[i].a.dtype, e, rt_value(&rng, in[i].a.dtype, tl));
+    }
+    kf_host_array *hin = calloc((size_t)nin + 1, sizeof *hin);
+    for (int i = 0; i < nin; i++)
+        hin[i] = in[i].a;
+    char err[512];
+    kf_status want = kf_interpret(g, hin, nin, ref, nout, err, sizeof err);
+    CHECK_MSG(want == KF_OK || want == KF_ERR_INDEX, "%s: interpreter: %s", label, err);
+    bool ok = want == KF_OK || want == KF_ERR_INDEX;
+    for (int i = 0; ok && i < nin; i++) {
+        if (g->nodes[g->inputs[i]].scalar) {
+            scalars[nsc++] = in[i].a.data;
+            continue;
+        }
+        kf_status s = upload_view(ctx, &in[i], strided, &views[narr++]);
+        CHECK_MSG(s == KF_OK, "%s: upload: %s", label, kf_context_error(ctx));
+        ok = s == KF_OK;
+    }
+    /* outputs: dense buffers poisoned with 0xFF (NaN, -1, true) */
+    for (int j = 0; ok && j < nout; j++) {
+        size_t bytes = (size_t)shape_numel(ref[j].shape, ref[j].rank) * kf_dtype_size(ref[j].dtype);
+        kf_buffer *b;
+        ok = kf_buffer_alloc(ctx, bytes, &b) == KF_OK;
+        char *poison = malloc(bytes + 1);
+        if (ok && poison) {
+            memset(poison, 0xFF, bytes);
+            kf_upload(b, 0, poison, bytes, NULL);
+            outs[j] = kf_view_dense(b, 0, ref[j].dtype, ref[j].rank, ref[j].shape);
+        }
+        free(poison);
+    }
+    if (ok) {
+        kf_status s = kf_run(prog, NULL, views, narr, scalars, nsc, outs, nout);
+        CHECK_MSG(s == KF_OK, "%s: kf_run: %s: %s", label, kf_status_string(s), kf_context_error(ctx));
+        kf_status ss = kf_stream_sync(ctx, NULL);
+        CHECK_MSG(ss == want, "%s: sync gave %s, the interpreter %s", label, kf_status_string(ss),
+                  kf_status_string(want));
+        for (int j = 0; s == KF_OK && j < nout; j++) {
+            int64_t n = shape_numel(ref[j].shape, ref[j].rank);
+            size_t bytes = (size_t)n * kf_dtype_size(ref[j].dtype);
+            void *got = malloc(bytes + 1);
+            CHECK_STATUS(kf_download(got, outs[j].buf, 0, bytes, NULL), KF_OK);
+            double maxerr;
+            int64_t first;
+            int64_t bad = rt_compare(got, ref[j].data, ref[j].dtype, n, &maxerr, &first);
+            CHECK_MSG(bad == 0, "%s: output '%s' (%s, %lld elements): %lld mismatches, first at %lld: got %.9g want %.9g",
+                      label, kf_graph_output_name(g, j), kf_dtype_name(ref[j].dtype), (long long)n, (long long)bad,
+                      (long long)first, bad ? rt_load(got, ref[j].dtype, first) : 0.0,
+                      bad ? rt_load(ref[j].data, ref[j].dtype, first) : 0.0);
+            free(got);
+        }
+    }
+    for (int i = 0; i < narr; i++)
+        kf_buffer_free(views[i].buf);
+    for (int j = 0; j < nout; j++) {
+        kf_buffer_free(outs[j].buf);
+        if (ok)
+            kf_free(ref[j].data);
+    }
+    for (int i = 0; i < nin; i++)
+        free(in[i].a.data);
+    free(in);
+    free(hin);
+    free(ref);
+    free(views);
+    free(outs);
+    free(scalars);
+}
+
+static int graphs_run;
+
+static void run_graph(kf_context *ctx, kf_graph *g, const char *file, uint64_t seed)
+{
+    kf_device_info info;
+    kf_context_info(ctx, &info);
+    kf_program *prog = NULL;
+    kf_status s = kf_compile(ctx, g, &prog);
+    /* a device without f16/f64 must say so; anything else must compile */
+    if (s == KF_ERR_UNSUPPORTED) {
+        CHECK_CONTAINS(kf_context_error(ctx), "f");
+        return;
+    }
+    CHECK_MSG(s == KF_OK, "%s: graph %s: kf_compile on %s: %s", file, kf_graph_name(g), info.name,
+              kf_context_error(ctx));
+    if (s != KF_OK)
+        return;
+    graphs_run++;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        for (int strided = 0; strided < 2; strided++) {
+            char label[256];
+            snprintf(label, sizeof label, "%s %s/%s n=%lld%s", kf_backend_name(info.backend), file,
+                     kf_graph_name(g), (long long)sizes[i], strided ? " strided" : "");
+            run_case(ctx, prog, g, sizes[i], strided, seed + i * 2 + (uint64_t)strided, label);
+        }
+    kf_program_free(prog);
+}
+
+static void run_file(kf_context *ctx, const char *path, uint64_t seed)
+{
+    kf_module *m = NULL;
+    if (kf_module_parse_file(path, NULL, &m) != KF_OK) {
+        kf_module_free(m);
+        return; /* error cases of the parser tests */
+    }
+    for (int i = 0; i < kf_module_num_graphs(m); i++)
+        run_graph(ctx, kf_module_graph(m, i), path, seed + (uint64_t)i * 1000);
+    kf_module_free(m);
+}
+
+static void run_dir(kf_context *ctx, const char *dir, uint64_t seed)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    char **names = NULL;
+    int n = 0;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l > 4 && strcmp(e->d_name + l - 4, ".kir") == 0) {
+            names = realloc(names, (size_t)(n + 1) * sizeof *names);
+            names[n++] = strdup(e->d_name);
+        }
+    }
+    closedir(d);
+    for (int i = 0; i < n; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        run_file(ctx, path, seed + (uint64_t)i * 7919);
+        free(names[i]);
+    }
+    free(names);
+}
+
+/* -- Error paths ------------------------------------------------------------------ */
+
+static kf_graph *x5_graph(kf_dtype t)
+{
+    kf_graph *g = kf_graph_new("x5");
+    kf_dim n = KF_SYM("n");
+    kf_node x = kf_input(g, "x", t, 1, &n);
+    kf_node a = kf_binary(g, KF_OP_ADD, x, x);
+    a = kf_binary(g, KF_OP_ADD, a, x);
+    a = kf_binary(g, KF_OP_ADD, a, x);
+    kf_output(g, kf_binary(g, KF_OP_ADD, a, x), "y");
+    return g;
+}
+
+static void test_errors(kf_context *ctx, kf_context *other)
+{
+    kf_graph *g = x5_graph(KF_F32);
+    kf_program *p;
+    CHECK_STATUS(kf_compile(ctx, g, &p), KF_OK);
+    CHECK(kf_program_num_kernels(p) == 1);
+    kf_buffer *b, *ob;
+    CHECK_STATUS(kf_buffer_alloc(ctx, 4096, &b), KF_OK);
+    int64_t n8[1] = { 8 }, n9[1] = { 9 };
+    kf_view x = kf_view_dense(b, 0, KF_F32, 1, n8), y = kf_view_dense(NULL, 0, KF_F32, 1, n8);
+    kf_view xd = kf_view_dense(b, 0, KF_F64, 1, n8);
+    CHECK_STATUS(kf_run(p, NULL, &xd, 1, NULL, 0, &y, 1), KF_ERR_TYPE);
+    CHECK_CONTAINS(kf_context_error(ctx), "input 'x': the view is f64, the graph wants f32");
+    kf_view x2 = kf_view_dense(b, 0, KF_F32, 2, (int64_t[]){ 2, 4 });
+    CHECK_STATUS(kf_run(p, NULL, &x2, 1, NULL, 0, &y, 1), KF_ERR_SHAPE);
+    CHECK_CONTAINS(kf_context_error(ctx), "rank 2");
+    kf_view y9 = kf_view_dense(b, 2048, KF_F32, 1, n9);
+    CHECK_STATUS(kf_run(p, NULL, &x, 1, NULL, 0, &y9, 1), KF_ERR_SHAPE);
+    CHECK_CONTAINS(kf_context_error(ctx), "output 'y': dimension 0 of the view is 9, the graph gives 8");
+    kf_view big = kf_view_dense(b, 4000, KF_F32, 1, n8);
+    CHECK_STATUS(kf_run(p, NULL, &big, 1, NULL, 0, &y, 1), KF_ERR_SHAPE);
+    CHECK_CONTAINS(kf_context_error(ctx), "outside its 4096-byte buffer");
+    kf_view odd = kf_view_dense(b, 2, KF_F32, 1, n8);
+    CHECK_STATUS(kf_run(p, NULL, &odd, 1, NULL, 0, &y, 1), KF_ERR_INVALID_ARG);
+    CHECK_STATUS(kf_run(p, NULL, NULL, 1, NULL, 0, &y, 1), KF_ERR_INVALID_ARG);
+    CHECK_STATUS(kf_run(p, NULL, &x, 1, NULL, 0, NULL, 1), KF_ERR_INVALID_ARG);
+    CHECK_STATUS(kf_run(p, NULL, &x, 2, NULL, 0, &y, 1), KF_ERR_INVALID_ARG);
+    CHECK_STATUS(kf_run(NULL, NULL, &x, 1, NULL, 0, &y, 1), KF_ERR_INVALID_ARG);
+    if (other) {
+        CHECK_STATUS(kf_buffer_alloc(other, 4096, &ob), KF_OK);
+        kf_view xo = kf_view_dense(ob, 0, KF_F32, 1, n8);
+        CHECK_STATUS(kf_run(p, NULL, &xo, 1, NULL, 0, &y, 1), KF_ERR_CONTEXT);
+        CHECK_CONTAINS(kf_context_error(ctx), "another context");
+        kf_buffer_free(ob);
+    }
+    CHECK(y.buf == NULL); /* nothing allocated by failed runs */
+    kf_graph_free(g);
+
+    /* mismatched symbols */
+    g = kf_graph_new("two");
+    kf_dim nd = KF_SYM("n");
+    kf_node a = kf_input(g, "a", KF_F32, 1, &nd), c = kf_input(g, "c", KF_F32, 1, &nd);
+    kf_output(g, kf_binary(g, KF_OP_MUL, a, c), "y");
+    kf_program *p2;
+    CHECK_STATUS(kf_compile(ctx, g, &p2), KF_OK);
+    kf_view v[2] = { kf_view_dense(b, 0, KF_F32, 1, n8), kf_view_dense(b, 0, KF_F32, 1, n9) };
+    kf_view out = kf_view_dense(NULL, 0, KF_F32, 1, n8);
+    CHECK_STATUS(kf_run(p2, NULL, v, 2, NULL, 0, &out, 1), KF_ERR_SHAPE);
+    CHECK_CONTAINS(kf_context_error(ctx), "symbol 'n' is 8 from an earlier input but 9 in input 'c'");
+    kf_graph_free(g);
+
+    /* a graph with a builder error */
+    g = kf_graph_new("bad");
+    kf_binary(g, KF_OP_ADD, kf_input(g, "x", KF_F32, 1, &nd), kf_input(g, "z", KF_F64, 1, &nd));
+    CHECK_STATUS(kf_compile(ctx, g, &p2), KF_ERR_TYPE);
+    CHECK_CONTAINS(kf_context_error(ctx), "different dtypes");
+    kf_graph_free(g);
+
+    /* kfuse-allocated outputs: the view is filled in and usable */
+    g = x5_graph(KF_F32);
+    float h[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, r[8];
+    CHECK_STATUS(kf_upload(b, 0, h, sizeof h, NULL), KF_OK);
+    y = kf_view_dense(NULL, 0, KF_F32, 1, n8);
+    CHECK_STATUS(kf_run(p, NULL, &x, 1, NULL, 0, &y, 1), KF_OK);
+    CHECK(y.buf != NULL && kf_buffer_size(y.buf) == sizeof r);
+    CHECK_STATUS(kf_download(r, y.buf, 0, sizeof r, NULL), KF_OK);
+    CHECK(r[7] == 40.0f && r[0] == 5.0f);
+    kf_buffer_free(y.buf);
+    kf_graph_free(g);
+    kf_buffer_free(b);
+
+    /* events time a run */
+    kf_event *e0, *e1;
+    kf_stream *st;
+    CHECK_STATUS(kf_stream_create(ctx, &st), KF_OK);
+    CHECK_STATUS(kf_event_create(ctx, &e0), KF_OK);
+    CHECK_STATUS(kf_event_create(ctx, &e1), KF_OK);
+    float ms = -1;
+    CHECK_STATUS(kf_event_elapsed(e0, e1, &ms), KF_ERR_INVALID_ARG);
+    CHECK_STATUS(kf_event_record(e0, st), KF_OK);
+    CHECK_STATUS(kf_event_record(e1, st), KF_OK);
+    CHECK_STATUS(kf_event_sync(e1), KF_OK);
+    CHECK_STATUS(kf_event_elapsed(e0, e1, &ms), KF_OK);
+    CHECK(ms >= 0);
+    kf_event_destroy(e0);
+    kf_event_destroy(e1);
+    kf_stream_destroy(st);
+    kf_program_free(p);
+}
+
+/* -- Threads --------------------------------------------------------------------- */
+
+typedef struct thr {
+    kf_context *ctx;
+    kf_program *shared;
+    int id, failures;
+} thr;
+
+static void *hammer(void *arg)
+{
+    thr *t = arg;
+    kf_stream *s;
+    if (kf_stream_create(t->ctx, &s) != KF_OK) {
+        t->failures++;
+        return NULL;
+    }
+    kf_graph *g = x5_graph(KF_F32);
+    kf_program *own;
+    if (kf_compile(t->ctx, g, &own) != KF_OK)
+        t->failures++;
+    enum { N = 5000 };
+    float *h = malloc(N * sizeof *h), *r = malloc(N * sizeof *r);
+    kf_buffer *bx, *by;
+    kf_buffer_alloc(t->ctx, N * sizeof *h, &bx);
+    kf_buffer_alloc(t->ctx, N * sizeof *h, &by);
+    int64_t shape[1] = { N };
+    kf_view x = kf_view_dense(bx, 0, KF_F32, 1, shape), y = kf_view_dense(by, 0, KF_F32, 1, shape);
+    for (int round = 0; round < 40 && t->failures == 0; round++) {
+        for (int i = 0; i < N; i++)
+            h[i] = (float)(t->id * 1000 + round + i % 97);
+        kf_program *p = round % 2 ? own : t->shared;
+        if (kf_upload(bx, 0, h, N * sizeof *h, s) != KF_OK || kf_run(p, s, &x, 1, NULL, 0, &y, 1) != KF_OK ||
+            kf_download(r, by, 0, N * sizeof *r, s) != KF_OK || kf_stream_sync(t->ctx, s) != KF_OK)
+            t->failures++;
+        for (int i = 0; i < N; i++)
+            if (r[i] != h[i] * 5.0f && t->failures++ == 0)
+                fprintf(stderr, "thread %d round %d: element %d is %g, want %g\n", t->id, round, i, r[i], h[i] * 5);
+    }
+    kf_buffer_free(bx);
+    kf_buffer_free(by);
+    kf_program_free(own);
+    kf_graph_free(g);
+    kf_stream_destroy(s);
+    free(h);
+    free(r);
+    return NULL;
+}
+
+static void test_threads(kf_context *ctx)
+{
+    kf_graph *g = x5_graph(KF_F32);
+    kf_program *shared;
+    CHECK_STATUS(kf_compile(ctx, g, &shared), KF_OK);
+    thr t[8];
+    pthread_t th[8];
+    for (int i = 0; i < 8; i++) {
+        t[i] = (thr){ ctx, shared, i, 0 };
+        pthread_create(&th[i], NULL, hammer, &t[i]);
+    }
+    for (int i = 0; i < 8; i++) {
+        pthread_join(th[i], NULL);
+        CHECK_MSG(t[i].failures == 0, "thread %d: %d failures", i, t[i].failures);
+    }
+    kf_program_free(shared);
+    kf_graph_free(g);
+}
+
+static void test_backend(kf_backend b, int argc, char **argv)
+{
+    kf_context_options o = { b, 0 };
+    kf_context *ctx, *other = NULL;
+    char why[1024];
+    kf_status s = kf_context_create(&o, &ctx, why, sizeof why);
+    if (s == KF_ERR_NO_DEVICE || s == KF_ERR_UNSUPPORTED) {
+        printf("SKIP %s: %s\n", kf_backend_name(b), why);
+        if (b == KF_BACKEND_CUDA)
+            CHECK(strstr(why, "cuda") != NULL);
+        return;
+    }
+    CHECK_MSG(s == KF_OK, "%s: %s", kf_backend_name(b), why);
+    if (s != KF_OK)
+        return;
+    kf_context_create(&o, &other, NULL, 0);
+    kf_device_info info;
+    kf_context_info(ctx, &info);
+    printf("%s: %s (%s, %d compute units, fp64 %d, fp16 %d)\n", kf_backend_name(b), info.name, info.arch,
+           info.compute_units, info.fp64, info.fp16);
+    test_errors(ctx, other);
+    test_threads(ctx);
+    if (argc > 1) {
+        for (int i = 1; i < argc; i++)
+            run_file(ctx, argv[i], 42);
+    } else {
+        run_dir(ctx, "fuse", 1);
+        run_dir(ctx, "golden", 2);
+        run_dir(ctx, "corpus", 3);
+    }
+    printf("%s: %d graphs run against the interpreter\n", kf_backend_name(b), graphs_run);
+    CHECK(graphs_run > 20);
+    graphs_run = 0;
+    kf_context_destroy(other);
+    kf_context_destroy(ctx);
+}
+
+int main(int argc, char **argv)
+{
+    test_backend(KF_BACKEND_OPENCL, argc, argv);
+    test_backend(KF_BACKEND_CUDA, argc, argv);
+    return kf_test_done();
+}
