@@ -137,7 +137,7 @@ static kf_status open_backend(kf_context *ctx, kf_backend b, int device, char *w
         /* let open() say why (missing driver, no platform) */
         if (be->open(device, &dev, &info, &err) == KF_OK)
             be->close(dev);
-        snprintf(why, whylen, "%s: no device%s%s", be->name, err.msg[0] ? ": " : "", err.msg);
+        snprintf(why, whylen, "%s: no device%s%.400s", be->name, err.msg[0] ? ": " : "", err.msg);
         return KF_ERR_NO_DEVICE;
     }
     if (device < 0 || device >= n) {
@@ -146,7 +146,7 @@ static kf_status open_backend(kf_context *ctx, kf_backend b, int device, char *w
     }
     kf_status s = be->open(device, &dev, &info, &err);
     if (s != KF_OK) {
-        snprintf(why, whylen, "%s: %s", be->name, err.msg);
+        snprintf(why, whylen, "%s: %.400s", be->name, err.msg);
         return s;
     }
     ctx->be = be;

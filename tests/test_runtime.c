@@ -280,7 +280,7 @@ static void test_errors(kf_context *ctx, kf_context *other)
     kf_view y9 = kf_view_dense(b, 2048, KF_F32, 1, n9);
     CHECK_STATUS(kf_run(p, NULL, &x, 1, NULL, 0, &y9, 1), KF_ERR_SHAPE);
     CHECK_CONTAINS(kf_context_error(ctx), "output 'y': dimension 0 of the view is 9, the graph gives 8");
-    kf_view big = kf_view_dense(b, 4000, KF_F32, 1, n8);
+    kf_view big = kf_view_dense(b, 4080, KF_F32, 1, n8);
     CHECK_STATUS(kf_run(p, NULL, &big, 1, NULL, 0, &y, 1), KF_ERR_SHAPE);
     CHECK_CONTAINS(kf_context_error(ctx), "outside its 4096-byte buffer");
     kf_view odd = kf_view_dense(b, 2, KF_F32, 1, n8);

@@ -570,14 +570,13 @@ static uint32_t grid_for(uint64_t items, uint64_t per_block, int cu, uint32_t ov
     return g ? (uint32_t)g : 1;
 }
 
-void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units,
-                       uint32_t grid_override, kf_cg_launches *out)
+void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int compute_units,
+                          uint32_t grid_override, kf_cg_launches *out)
 {
     memset(out, 0, sizeof *out);
-    kf_cg_variant v = kf_cg_pick_variant(a, meta, addrs);
     if (a->kind == KF_KERNEL_EW) {
         uint64_t n = (uint64_t)meta[0];
-        if (n == 0)
+        if (n == 0 || v > KF_CG_S64)
             return;
         uint64_t threads = (v == KF_CG_C32 || v == KF_CG_C64) ? (n + (uint64_t)a->vecw - 1) / (uint64_t)a->vecw : n;
         out->n = 1;
@@ -585,7 +584,7 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
     } else {
         uint64_t M, L;
         red_sizes(a, meta, &M, &L);
-        if (M == 0)
+        if (M == 0 || (v != KF_CG_SEQ && v != KF_CG_TILE))
             return;
         out->n = 1;
         if (v == KF_CG_SEQ) {
@@ -596,9 +595,9 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
             if (ntiles > 1) {
                 out->n = 2;
                 out->l[1] = (kf_cg_launch){ KF_CG_COMB, "", grid_for(M, 1, compute_units, grid_override), KF_CG_BLOCK };
-                uint64_t P = M * ntiles, bytes = 0;
                 /* per reduction, in outs order: P values, then P i64 indices
                  * for argmin/argmax, each array 16-byte aligned (emit.c) */
+                uint64_t P = M * ntiles, bytes = 0;
                 for (int j = 0; j < a->nouts; j++) {
                     if (a->red_val[j])
                         bytes += (P * a->red_val[j] + 15) / 16 * 16;
@@ -611,4 +610,10 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
     }
     for (int i = 0; i < out->n; i++)
         kf_cg_entry_name(a, out->l[i].variant, out->l[i].entry, sizeof out->l[i].entry);
+}
+
+void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units,
+                       uint32_t grid_override, kf_cg_launches *out)
+{
+    kf_cg_launch_variant(a, meta, kf_cg_pick_variant(a, meta, addrs), compute_units, grid_override, out);
 }

@@ -195,4 +195,11 @@ typedef struct kf_cg_launches {
 void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units,
                        uint32_t grid_override, kf_cg_launches *out);
 
+/* The launches when the first launch uses variant v (EW: any variant whose
+ * conditions hold, see kf_cg_pick_variant; REDUCE: seq or tile, both
+ * correct, though float sums then round differently): kf_cg_launch_rule is
+ * this with v = kf_cg_pick_variant.  n = 0 when v does not fit the kind. */
+void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int compute_units,
+                          uint32_t grid_override, kf_cg_launches *out);
+
 #endif /* KF_CODEGEN_H */

@@ -632,6 +632,7 @@ kf_status kf_pass_partition(kf_pipeline *p)
             break;
         }
         s = group(&pt);
+        if (getenv("KFDEBUG")) { int32_t mr=0, md=0, mm=0; int64_t tr=0; for (int32_t k=0;k<pt.nk;k++){ if(pt.ks[k].readers.n>mr)mr=pt.ks[k].readers.n; if(pt.ks[k].deps.n>md)md=pt.ks[k].deps.n; if(pt.ks[k].members.n>mm)mm=pt.ks[k].members.n; tr+=pt.ks[k].readers.n;} fprintf(stderr,"round %lld nk %d maxreaders %d maxdeps %d maxmembers %d total readers %lld\n",(long long)round,pt.nk,mr,md,mm,(long long)tr); }
         if (s != KF_OK || share(&pt))
             continue;
         bool changed;

@@ -1,0 +1,1007 @@
+/* Code generation: for a corpus of graphs (tests/codegen/corpus.kir), one
+ * graph per dtype holding every op that accepts it, and random graphs from
+ * randgraph: fuse, emit CUDA C and OpenCL C (twice: identical bytes),
+ * compile with NVRTC (cubin sm_80 and sm_90, PTX compute_90) and on the
+ * OpenCL device, and run on the OpenCL device against the reference
+ * interpreter: every variant and several grid sizes must give the same
+ * bits.  The x5 sources are golden files (KFUSE_GOLDEN_UPDATE=1 rewrites
+ * them).  KF_TEST_CG_RANDOM=N changes the number of random graphs. */
+#include "check.h"
+#include "codegen.h"
+#include "half.h"
+#include "randgraph.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#if KFUSE_WITH_CUDA
+#include <nvrtc.h>
+#endif
+#if KFUSE_WITH_OPENCL
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#endif
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *s = malloc((size_t)n + 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    if (s)
+        s[n] = 0;
+    fclose(f);
+    if (len)
+        *len = (size_t)n;
+    return s;
+}
+
+static bool write_file(const char *path, const char *s)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return false;
+    bool ok = fwrite(s, 1, strlen(s), f) == strlen(s);
+    return fclose(f) == 0 && ok;
+}
+
+/* Source lines around 'line' (1-based), numbered, to stderr. */
+static void show_lines(const char *src, long line, long ctx)
+{
+    long ln = 1;
+    const char *p = src;
+    while (*p) {
+        const char *e = strchr(p, '\n');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (ln >= line - ctx && ln <= line + ctx)
+            fprintf(stderr, "%s%6ld | %.*s\n", ln == line ? ">" : " ", ln, (int)n, p);
+        if (!e)
+            break;
+        p = e + 1;
+        ln++;
+    }
+}
+
+/* For every "<tag>LINE" in a compiler log (e.g. "k.cu(" or "<source>:"),
+ * the source lines around it (at most 4 places). */
+static void show_log_lines(const char *src, const char *log, const char *tag)
+{
+    int shown = 0;
+    for (const char *p = strstr(log, tag); p && shown < 4; p = strstr(p + 1, tag)) {
+        long line = strtol(p + strlen(tag), NULL, 10);
+        if (line > 0) {
+            fprintf(stderr, "---- around line %ld:\n", line);
+            show_lines(src, line, 6);
+            shown++;
+        }
+    }
+}
+
+/* -- Cases --------------------------------------------------------------------------------- */
+
+typedef struct tcase {
+    char name[64];
+    kf_graph *g;          /* owned */
+    kf_pipeline pl;
+    bool fused;
+    bool exact;           /* device results must equal the interpreter's bits */
+    bool run;             /* run on the OpenCL device */
+    bool specials;        /* inputs include inf, NaN, extremes */
+    bool uses_f16, uses_f64;
+    char *cuda, *ocl;     /* emitted with every capability */
+} tcase;
+
+enum { MAX_CASES = 1024 };
+static tcase cases[MAX_CASES];
+static int ncases;
+
+static bool plan_uses(const kf_plan *p, kf_dtype t)
+{
+    for (int k = 0; k < p->nkernels; k++) {
+        const kf_kernel *kk = &p->kernels[k];
+        const int32_t *lists[4] = { kk->nodes, kk->args, kk->outs, kk->scalars };
+        int counts[4] = { kk->nnodes, kk->nargs, kk->nouts, kk->nscalars };
+        for (int l = 0; l < 4; l++)
+            for (int i = 0; i < counts[l]; i++) {
+                const kf_irnode *x = &p->g->nodes[lists[l][i]];
+                if (x->dtype == t)
+                    return true;
+                for (int a = 0; a < x->nargs; a++)
+                    if (p->g->nodes[x->args[a]].dtype == t)
+                        return true;
+            }
+    }
+    return false;
+}
+
+static tcase *add_case(const char *name, kf_graph *g, bool exact, bool run, bool specials)
+{
+    if (!g || ncases >= MAX_CASES) {
+        CHECK_MSG(g != NULL, "case %s: no graph", name);
+        kf_graph_free(g);
+        return NULL;
+    }
+    tcase *c = &cases[ncases++];
+    memset(c, 0, sizeof *c);
+    snprintf(c->name, sizeof c->name, "%s", name);
+    c->g = g;
+    c->exact = exact;
+    c->run = run;
+    c->specials = specials;
+    kf_status s = kf_fuse(g, NULL, NULL, &c->pl);
+    CHECK_MSG(s == KF_OK, "%s: kf_fuse: %s: %s", name, kf_status_string(s), c->pl.err);
+    c->fused = s == KF_OK;
+    if (c->fused) {
+        c->uses_f16 = plan_uses(c->pl.plan, KF_F16);
+        c->uses_f64 = plan_uses(c->pl.plan, KF_F64);
+    }
+    return c;
+}
+
+static void free_cases(void)
+{
+    for (int i = 0; i < ncases; i++) {
+        kf_pipeline_clear(&cases[i].pl);
+        kf_graph_free(cases[i].g);
+        free(cases[i].cuda);
+        free(cases[i].ocl);
+    }
+    ncases = 0;
+}
+
+/* One graph per dtype t holding every elementwise op that accepts t (one
+ * output each), casts to every dtype, iota, take and the reductions. */
+static kf_graph *ops_graph(kf_dtype t, bool exact)
+{
+    char nm[32];
+    snprintf(nm, sizeof nm, "ops_%s", kf_dtype_name(t));
+    kf_graph *g = kf_graph_new(nm);
+    kf_dim n = KF_SYM("n"), mn[2] = { KF_SYM("m"), KF_SYM("n") };
+    kf_node a = kf_input(g, "a", t, 1, &n), b = kf_input(g, "b", t, 1, &n), c = kf_input(g, "c", t, 1, &n);
+    kf_node cond = kf_input(g, "cond", KF_BOOL, 1, &n);
+    kf_node z = kf_input(g, "z", t, 2, mn);
+    int no = 0;
+    char on[32];
+#define OUT(x)                                   \
+    do {                                         \
+        snprintf(on, sizeof on, "o%d", no++);    \
+        kf_output(g, (x), on);                   \
+    } while (0)
+    for (int op = 0; op < KF_OP_COUNT; op++) {
+        const kf_opinfo *oi = kf_ir_op((kf_op)op);
+        if (oi->kind != KF_KIND_EW || op == KF_OP_CAST)
+            continue;
+        kf_rule r = (kf_rule)oi->rule;
+        bool ok = r == T_CMP || r == T_SELECT || (r == T_NUM && t != KF_BOOL) || (r == T_FLOAT && kf_dt_is_float(t)) ||
+                  (r == T_FPRED && kf_dt_is_float(t)) || (r == T_BITS && (t == KF_BOOL || kf_dt_is_int(t))) ||
+                  (r == T_INT && kf_dt_is_int(t));
+        if (!ok)
+            continue;
+        (void)exact;
+        kf_node args[3] = { a, b, c };
+        if (op == KF_OP_SELECT)
+            args[0] = cond;
+        OUT(kf_apply(g, (kf_op)op, oi->arity, args));
+    }
+    for (int u = 0; u < KF_DTYPE_COUNT; u++)
+        if (u != (int)t)
+            OUT(kf_cast(g, a, (kf_dtype)u));
+    if (t != KF_BOOL)
+        OUT(kf_iota(g, t, 2, mn, 1));
+    kf_dim L = KF_SYM("k");
+    kf_node v = kf_input(g, "v", t, 1, &L);
+    static const kf_dtype its[] = { KF_I8, KF_U16, KF_I32, KF_U64 };
+    for (int i = 0; i < 4; i++) {
+        char in[8];
+        snprintf(in, sizeof in, "ix%d", i);
+        kf_node ix = kf_input(g, in, its[i], 1, &n);
+        OUT(kf_take(g, v, ix));
+    }
+    if (t != KF_BOOL) {
+        int ax = 1;
+        for (int op = KF_OP_SUM; op <= KF_OP_ARGMAX; op++) {
+            if (op == KF_OP_MEAN && !kf_dt_is_float(t))
+                continue;
+            if (exact && kf_dt_is_float(t) && (op == KF_OP_SUM || op == KF_OP_PROD || op == KF_OP_MEAN))
+                continue;
+            OUT(kf_reduce(g, (kf_op)op, z, 1, &ax, false));
+        }
+    }
+#undef OUT
+    return g;
+}
+
+/* -- Emission checks ------------------------------------------------------------------------- */
+
+static char *emit(const tcase *c, kf_target t, const kf_cg_caps *caps, kf_status want, const char *want_msg)
+{
+    kf_strbuf o = KF_STRBUF_INIT;
+    char err[512] = "";
+    kf_status s = kf_cg_emit(c->pl.plan, t, caps, &o, err, sizeof err);
+    CHECK_MSG(s == want, "%s: emit %s: %s (%s), want %s", c->name, kf_cg_target_name(t), kf_status_string(s), err,
+              kf_status_string(want));
+    if (want_msg)
+        CHECK_MSG(strstr(err, want_msg) != NULL, "%s: '%s' does not name %s", c->name, err, want_msg);
+    if (s != KF_OK) {
+        kf_sb_free(&o);
+        return NULL;
+    }
+    return kf_sb_take(&o);
+}
+
+/* Emit both targets twice (same bytes), check the entry names and the
+ * OpenCL capability rule against the device's caps. */
+static void emit_case(tcase *c, const kf_cg_caps *devcaps)
+{
+    if (!c->fused)
+        return;
+    kf_cg_caps all = { true, true };
+    c->cuda = emit(c, KF_TARGET_CUDA, NULL, KF_OK, NULL);
+    c->ocl = emit(c, KF_TARGET_OPENCL, &all, KF_OK, NULL);
+    char *again = emit(c, KF_TARGET_CUDA, NULL, KF_OK, NULL);
+    CHECK_MSG(c->cuda && again && strcmp(c->cuda, again) == 0, "%s: CUDA source differs between two emits", c->name);
+    free(again);
+    again = emit(c, KF_TARGET_OPENCL, &all, KF_OK, NULL);
+    CHECK_MSG(c->ocl && again && strcmp(c->ocl, again) == 0, "%s: OpenCL source differs between two emits", c->name);
+    free(again);
+    if (devcaps) {
+        bool need16 = c->uses_f16 && !devcaps->fp16, need64 = c->uses_f64 && !devcaps->fp64;
+        kf_status want = need16 || need64 ? KF_ERR_UNSUPPORTED : KF_OK;
+        again = emit(c, KF_TARGET_OPENCL, devcaps, want, need16 ? "cl_khr_fp16" : need64 ? "cl_khr_fp64" : NULL);
+        if (again)
+            CHECK_MSG(strcmp(c->ocl, again) == 0, "%s: OpenCL source depends on caps", c->name);
+        free(again);
+    }
+    const kf_plan *p = c->pl.plan;
+    for (int k = 0; k < p->nkernels && c->cuda && c->ocl; k++) {
+        kf_cg_kabi *a = malloc(sizeof *a);
+        char err[256];
+        kf_status s = kf_cg_kernel_abi(p, k, a, err, sizeof err);
+        CHECK_MSG(s == KF_OK, "%s: kernel %d abi: %s", c->name, k, err);
+        for (int v = 0; s == KF_OK && v < KF_CG_VARIANT_COUNT; v++) {
+            char nm[KF_CG_NAME_MAX + 2];
+            kf_cg_entry_name(a, (kf_cg_variant)v, nm, KF_CG_NAME_MAX);
+            bool mine = (a->kind == KF_KERNEL_EW) == (v <= KF_CG_S64);
+            CHECK_MSG(mine == (nm[0] != 0), "%s: kernel %d: entry name of variant %d", c->name, k, v);
+            if (!mine)
+                continue;
+            strcat(nm, "(");
+            CHECK_MSG(strstr(c->cuda, nm) && strstr(c->ocl, nm), "%s: entry %s missing", c->name, nm);
+        }
+        CHECK_MSG(s != KF_OK || a->param_bytes <= 4096, "%s: kernel %d has %zu parameter bytes", c->name, k,
+                  a->param_bytes);
+        free(a);
+    }
+}
+
+/* -- NVRTC ------------------------------------------------------------------------------------------ */
+
+#if KFUSE_WITH_CUDA
+typedef struct nvtarget {
+    const char *opt;
+    bool ptx;
+} nvtarget;
+
+static double nvrtc_seconds;
+
+/* Compile src for each target; on failure print the log and the source
+ * around the errors.  Warnings fail too: generated code is warning-free. */
+static void nvrtc_compile(const char *src, const char *what, const nvtarget *targets, int ntargets)
+{
+    double t0 = now();
+    for (int i = 0; i < ntargets; i++) {
+        nvrtcProgram prog;
+        nvrtcResult r = nvrtcCreateProgram(&prog, src, "kfuse.cu", 0, NULL, NULL);
+        CHECK_MSG(r == NVRTC_SUCCESS, "nvrtcCreateProgram: %s", nvrtcGetErrorString(r));
+        if (r != NVRTC_SUCCESS)
+            return;
+        const char *opts[] = { targets[i].opt };
+        r = nvrtcCompileProgram(prog, 1, opts);
+        size_t ls = 0;
+        nvrtcGetProgramLogSize(prog, &ls);
+        char *log = malloc(ls + 1);
+        if (log) {
+            log[0] = 0;
+            nvrtcGetProgramLog(prog, log);
+        }
+        bool warned = log && strstr(log, "warning");
+        CHECK_MSG(r == NVRTC_SUCCESS && !warned, "NVRTC %s (%s): %s", what, targets[i].opt, nvrtcGetErrorString(r));
+        if ((r != NVRTC_SUCCESS || warned) && log) {
+            fprintf(stderr, "%s\n", log);
+            show_log_lines(src, log, "kfuse.cu(");
+        }
+        if (r == NVRTC_SUCCESS) {
+            size_t n = 0;
+            if (targets[i].ptx)
+                nvrtcGetPTXSize(prog, &n);
+            else
+                nvrtcGetCUBINSize(prog, &n);
+            CHECK_MSG(n > 0, "NVRTC %s (%s): empty output", what, targets[i].opt);
+        }
+        free(log);
+        nvrtcDestroyProgram(&prog);
+    }
+    nvrtc_seconds += now() - t0;
+}
+
+static const nvtarget nv_all[] = {
+    { "--gpu-architecture=sm_80", false },
+    { "--gpu-architecture=sm_90", false },
+    { "--gpu-architecture=compute_90", true },
+};
+#endif
+
+/* Concatenate the sources of cases [from, to) (modules are made to share
+ * one compilation unit) and compile them in batches of about 'bytes'. */
+typedef void (*compile_fn)(const char *src, const char *what, int which);
+
+static void batches(int from, int to, bool cuda, size_t bytes, compile_fn fn, int which)
+{
+    kf_strbuf b = KF_STRBUF_INIT;
+    int first = from;
+    for (int i = from; i <= to; i++) {
+        const char *s = i < to ? (cuda ? cases[i].cuda : cases[i].ocl) : NULL;
+        if (i < to && !s)
+            continue;
+        if (s)
+            kf_sb_puts(&b, s);
+        if (b.len && (i == to || b.len >= bytes)) {
+            char what[96];
+            snprintf(what, sizeof what, "cases %d..%d (%s..%s)", first, i < to ? i : to - 1, cases[first].name,
+                     cases[i < to ? i : to - 1].name);
+            fn(kf_sb_str(&b), what, which);
+            kf_sb_reset(&b);
+            first = i + 1;
+        }
+    }
+    kf_sb_free(&b);
+}
+
+#if KFUSE_WITH_CUDA
+static void nv_batch(const char *src, const char *what, int which)
+{
+    if (which == 0)
+        nvrtc_compile(src, what, nv_all, 3);
+    else
+        nvrtc_compile(src, what, nv_all, 1);
+}
+#endif
+
+/* -- OpenCL device ----------------------------------------------------------------------------------- */
+
+#if KFUSE_WITH_OPENCL
+typedef struct cldev {
+    bool ok;
+    cl_device_id d;
+    cl_context ctx;
+    cl_command_queue q;
+    kf_cg_caps caps;
+    int cu;
+    char opts[128];
+    char name[128];
+} cldev;
+
+static cldev D;
+static double ocl_build_seconds, ocl_run_seconds;
+
+static bool has_ext(const char *exts, const char *e)
+{
+    size_t n = strlen(e);
+    for (const char *p = strstr(exts, e); p; p = strstr(p + 1, e))
+        if ((p == exts || p[-1] == ' ') && (p[n] == ' ' || p[n] == 0))
+            return true;
+    return false;
+}
+
+static void cl_open(void)
+{
+    cl_uint np = 0;
+    if (clGetPlatformIDs(0, NULL, &np) != CL_SUCCESS || np == 0)
+        return;
+    cl_platform_id pls[8];
+    clGetPlatformIDs(np < 8 ? np : 8, pls, NULL);
+    for (cl_uint i = 0; i < np && i < 8 && !D.ok; i++) {
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(pls[i], CL_DEVICE_TYPE_ALL, 1, &D.d, &nd) != CL_SUCCESS || nd == 0)
+            continue;
+        cl_int e;
+        D.ctx = clCreateContext(NULL, 1, &D.d, NULL, NULL, &e);
+        if (e != CL_SUCCESS)
+            continue;
+        D.q = clCreateCommandQueue(D.ctx, D.d, 0, &e);
+        if (e != CL_SUCCESS) {
+            clReleaseContext(D.ctx);
+            continue;
+        }
+        D.ok = true;
+    }
+    if (!D.ok)
+        return;
+    char exts[4096] = "";
+    clGetDeviceInfo(D.d, CL_DEVICE_EXTENSIONS, sizeof exts - 1, exts, NULL);
+    clGetDeviceInfo(D.d, CL_DEVICE_NAME, sizeof D.name - 1, D.name, NULL);
+    D.caps.fp64 = has_ext(exts, "cl_khr_fp64");
+    D.caps.fp16 = has_ext(exts, "cl_khr_fp16");
+    cl_uint cu = 0;
+    clGetDeviceInfo(D.d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL);
+    D.cu = (int)cu;
+    cl_device_fp_config fc = 0;
+    clGetDeviceInfo(D.d, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fc, &fc, NULL);
+    snprintf(D.opts, sizeof D.opts, "%s", (fc & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) ? "-cl-fp32-correctly-rounded-divide-sqrt" : "");
+    printf("OpenCL device: %s (fp64 %d, fp16 %d, %d compute units, options '%s')\n", D.name, D.caps.fp64,
+           D.caps.fp16, D.cu, D.opts);
+}
+
+static void cl_close(void)
+{
+    if (!D.ok)
+        return;
+    clReleaseCommandQueue(D.q);
+    clReleaseContext(D.ctx);
+    D.ok = false;
+}
+
+/* Build src; NULL (with the log and the source around errors) on failure. */
+static cl_program cl_build(const char *src, const char *what)
+{
+    double t0 = now();
+    cl_int e;
+    cl_program p = clCreateProgramWithSource(D.ctx, 1, &src, NULL, &e);
+    CHECK_MSG(e == CL_SUCCESS, "clCreateProgramWithSource %s: %d", what, e);
+    if (e != CL_SUCCESS)
+        return NULL;
+    e = clBuildProgram(p, 1, &D.d, D.opts, NULL, NULL);
+    if (e != CL_SUCCESS) {
+        size_t ls = 0;
+        clGetProgramBuildInfo(p, D.d, CL_PROGRAM_BUILD_LOG, 0, NULL, &ls);
+        char *log = malloc(ls + 1);
+        if (log) {
+            log[0] = 0;
+            clGetProgramBuildInfo(p, D.d, CL_PROGRAM_BUILD_LOG, ls, log, NULL);
+            log[ls] = 0;
+            fprintf(stderr, "%s\n", log);
+            show_log_lines(src, log, "<source>:");
+        }
+        free(log);
+        CHECK_MSG(e == CL_SUCCESS, "clBuildProgram %s: %d", what, e);
+        clReleaseProgram(p);
+        p = NULL;
+    }
+    ocl_build_seconds += now() - t0;
+    return p;
+}
+
+
+/* -- Running a plan on the device ---------------------------------------------------------------------- */
+
+/* A node's array on the device with its layout (own strides, offset). */
+typedef struct dbuf {
+    cl_mem mem;
+    int rank;
+    int64_t shape[KF_MAX_RANK];
+    int64_t numel;
+    size_t esz;
+    kf_cg_array lay;
+} dbuf;
+
+typedef struct runopt {
+    int layout;               /* 0 contiguous, 1 padded (stride x2, offset 1), 2 last dim reversed */
+    uint32_t grid;            /* 0: the launch rule's */
+    int force;                /* -1, or a variant to use where legal */
+} runopt;
+
+static int64_t numel_of(int rank, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= shape[i];
+    return n;
+}
+
+/* Layout of an array of the given shape under layout mode m; returns the
+ * element span the buffer needs. */
+static int64_t make_layout(int m, int rank, const int64_t *shape, kf_cg_array *lay)
+{
+    int64_t c = 1;
+    memset(lay, 0, sizeof *lay);
+    for (int j = rank - 1; j >= 0; j--) {
+        lay->strides[j] = c * (m == 1 ? 2 : 1);
+        c *= shape[j];
+    }
+    int64_t span = (m == 1 ? 2 * c : c) + 2;
+    if (m == 1)
+        lay->offset = 1;
+    if (m == 2 && rank > 0 && shape[rank - 1] > 0) {
+        lay->offset = (shape[rank - 1] - 1) * lay->strides[rank - 1];
+        lay->strides[rank - 1] = -lay->strides[rank - 1];
+    }
+    return span;
+}
+
+/* Element offset of row-major element e under lay. */
+static int64_t elem_at(int rank, const int64_t *shape, const kf_cg_array *lay, int64_t e)
+{
+    int64_t o = lay->offset;
+    for (int j = rank - 1; j >= 0; j--) {
+        int64_t i = shape[j] ? e % shape[j] : 0;
+        e = shape[j] ? e / shape[j] : 0;
+        o += i * lay->strides[j];
+    }
+    return o;
+}
+
+static bool dbuf_create(dbuf *b, int layout, int rank, const int64_t *shape, size_t esz, const void *data)
+{
+    b->rank = rank;
+    memcpy(b->shape, shape, (size_t)rank * sizeof *shape);
+    b->numel = numel_of(rank, shape);
+    b->esz = esz;
+    int64_t span = make_layout(layout, rank, shape, &b->lay);
+    size_t bytes = (size_t)span * esz + 16;
+    unsigned char *host = calloc(1, bytes);
+    if (!host)
+        return false;
+    if (data)
+        for (int64_t e = 0; e < b->numel; e++)
+            memcpy(host + (size_t)elem_at(rank, shape, &b->lay, e) * esz, (const unsigned char *)data + (size_t)e * esz,
+                   esz);
+    cl_int err;
+    b->mem = clCreateBuffer(D.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, host, &err);
+    free(host);
+    return err == CL_SUCCESS;
+}
+
+static void *dbuf_read(const dbuf *b)
+{
+    size_t bytes = 0;
+    clGetMemObjectInfo(b->mem, CL_MEM_SIZE, sizeof bytes, &bytes, NULL);
+    unsigned char *host = malloc(bytes), *out = malloc((size_t)(b->numel > 0 ? b->numel : 1) * b->esz);
+    if (!host || !out || clEnqueueReadBuffer(D.q, b->mem, CL_TRUE, 0, bytes, host, 0, NULL, NULL) != CL_SUCCESS) {
+        free(host);
+        free(out);
+        return NULL;
+    }
+    for (int64_t e = 0; e < b->numel; e++)
+        memcpy(out + (size_t)e * b->esz, host + (size_t)elem_at(b->rank, b->shape, &b->lay, e) * b->esz, b->esz);
+    free(host);
+    return out;
+}
+
+/* Variants that may replace the picked one: any with a larger index width,
+ * and strided for contiguous. */
+static kf_cg_variant force_variant(const kf_cg_kabi *a, kf_cg_variant picked, int force)
+{
+    if (force < 0)
+        return picked;
+    kf_cg_variant f = (kf_cg_variant)force;
+    if (a->kind == KF_KERNEL_REDUCE)
+        return (f == KF_CG_SEQ || f == KF_CG_TILE) ? f : picked;
+    if (f > KF_CG_S64)
+        return picked;
+    bool pc = picked == KF_CG_C32 || picked == KF_CG_C64, p64 = picked == KF_CG_C64 || picked == KF_CG_S64;
+    bool fc = f == KF_CG_C32 || f == KF_CG_C64, f64 = f == KF_CG_C64 || f == KF_CG_S64;
+    if ((fc && !pc) || (!f64 && p64))
+        return picked;
+    return f;
+}
+
+/* Run plan p of case c on inputs; outputs[i] get malloc'd data in the
+ * graph's output order.  *index_error tells whether a take flagged. */
+static bool cl_run(tcase *c, cl_program prog, const kf_host_array *inputs, const kf_rg_sizes *sz, const runopt *ro,
+                   void **outputs, bool *index_error)
+{
+    const kf_plan *p = c->pl.plan;
+    const kf_graph *g = p->g;
+    bool ok = true;
+    *index_error = false;
+    dbuf *bufs = calloc((size_t)g->nnodes, sizeof *bufs);
+    int64_t *symvals = calloc((size_t)g->nsyms + 1, sizeof *symvals);
+    kf_cg_kabi *abi = malloc(sizeof *abi);
+    cl_int err = CL_SUCCESS;
+    cl_mem errbuf = clCreateBuffer(D.ctx, CL_MEM_READ_WRITE, sizeof(cl_int), NULL, &err);
+    if (!bufs || !symvals || !abi || err != CL_SUCCESS) {
+        CHECK_MSG(false, "%s: out of memory", c->name);
+        ok = false;
+        goto done;
+    }
+    for (int s = 0; s < g->nsyms; s++)
+        symvals[s] = kf_rg_sym_value(sz, g->syms[s]);
+    for (int i = 0; i < g->ninputs; i++) {
+        int32_t n = g->inputs[i];
+        if (g->nodes[n].scalar)
+            continue;
+        ok = ok && dbuf_create(&bufs[n], ro->layout, inputs[i].rank, inputs[i].shape, kf_dtype_size(inputs[i].dtype),
+                               inputs[i].data);
+    }
+    for (int k = 0; ok && k < p->nkernels; k++) {
+        const kf_kernel *kk = &p->kernels[k];
+        char msg[256];
+        ok = kf_cg_kernel_abi(p, k, abi, msg, sizeof msg) == KF_OK;
+        CHECK_MSG(ok, "%s: abi: %s", c->name, msg);
+        int nb = kk->nargs + kk->nouts;
+        kf_cg_array *arr = calloc((size_t)nb + 1, sizeof *arr);
+        int64_t *meta = calloc((size_t)abi->meta_count, sizeof *meta);
+        for (int j = 0; ok && j < kk->nouts; j++) {
+            int32_t n = kk->outs[j];
+            if (bufs[n].mem)
+                continue;
+            int64_t shape[KF_MAX_RANK];
+            const kf_irnode *x = &g->nodes[n];
+            for (int d = 0; d < x->rank; d++)
+                shape[d] = x->dims[d] >= 0 ? x->dims[d] : symvals[KF_IR_SYM_INDEX(x->dims[d])];
+            bool is_out = false;
+            for (int i = 0; i < g->noutputs; i++)
+                is_out = is_out || g->outputs[i] == n;
+            ok = dbuf_create(&bufs[n], is_out && ro->layout == 1 ? 1 : 0, x->rank, shape, kf_dtype_size((kf_dtype)x->dtype),
+                             NULL);
+        }
+        for (int b = 0; ok && b < nb; b++) {
+            int32_t n = b < kk->nargs ? kk->args[b] : kk->outs[b - kk->nargs];
+            ok = bufs[n].mem != NULL;
+            CHECK_MSG(ok, "%s: kernel %d: buffer %d (node %d) does not exist", c->name, k, b, n);
+            if (ok)
+                arr[b] = bufs[n].lay;
+        }
+        if (ok)
+            ok = kf_cg_fill_meta(abi, p, symvals, arr, meta, msg, sizeof msg) == KF_OK;
+        kf_cg_launches L = { 0 };
+        if (ok) {
+            kf_cg_launch_rule(abi, meta, NULL, D.cu, ro->grid, &L);
+            if (L.n > 0) {
+                kf_cg_variant f = force_variant(abi, L.l[0].variant, ro->force);
+                if (f != L.l[0].variant)
+                    kf_cg_launch_variant(abi, meta, f, D.cu, ro->grid, &L);
+            }
+        }
+        cl_mem scratch = NULL;
+        if (ok && L.scratch_bytes) {
+            scratch = clCreateBuffer(D.ctx, CL_MEM_READ_WRITE, L.scratch_bytes, NULL, &err);
+            ok = err == CL_SUCCESS;
+        }
+        if (ok && abi->has_err) {
+            cl_int zero = 0;
+            clEnqueueWriteBuffer(D.q, errbuf, CL_TRUE, 0, sizeof zero, &zero, 0, NULL, NULL);
+        }
+        for (int l = 0; ok && l < L.n; l++) {
+            cl_kernel kern = clCreateKernel(prog, L.l[l].entry, &err);
+            ok = err == CL_SUCCESS;
+            CHECK_MSG(ok, "%s: clCreateKernel(%s): %d", c->name, L.l[l].entry, err);
+            if (!ok)
+                break;
+            cl_uint ai = 0;
+            for (int b = 0; b < nb; b++) {
+                int32_t n = b < kk->nargs ? kk->args[b] : kk->outs[b - kk->nargs];
+                err |= clSetKernelArg(kern, ai++, sizeof(cl_mem), &bufs[n].mem);
+            }
+            err |= clSetKernelArg(kern, ai++, (size_t)abi->meta_count * 8, meta);
+            for (int i = 0; i < kk->nscalars; i++) {
+                int32_t n = kk->scalars[i];
+                const kf_host_array *in = &inputs[g->nodes[n].param];
+                err |= clSetKernelArg(kern, ai++, kf_dtype_size(in->dtype), in->data);
+            }
+            if (abi->has_err)
+                err |= clSetKernelArg(kern, ai++, sizeof(cl_mem), &errbuf);
+            if (abi->has_scratch)
+                err |= clSetKernelArg(kern, ai++, sizeof(cl_mem), scratch ? &scratch : NULL);
+            CHECK_MSG(err == CL_SUCCESS, "%s: clSetKernelArg %s: %d", c->name, L.l[l].entry, err);
+            size_t gsz = (size_t)L.l[l].grid * L.l[l].block, lsz = L.l[l].block;
+            err = clEnqueueNDRangeKernel(D.q, kern, 1, NULL, &gsz, &lsz, 0, NULL, NULL);
+            CHECK_MSG(err == CL_SUCCESS, "%s: launch %s: %d", c->name, L.l[l].entry, err);
+            ok = err == CL_SUCCESS;
+            clReleaseKernel(kern);
+        }
+        if (ok && abi->has_err) {
+            cl_int flag = 0;
+            clEnqueueReadBuffer(D.q, errbuf, CL_TRUE, 0, sizeof flag, &flag, 0, NULL, NULL);
+            if (flag)
+                *index_error = true;
+        }
+        clFinish(D.q);
+        if (scratch)
+            clReleaseMemObject(scratch);
+        free(arr);
+        free(meta);
+    }
+    for (int i = 0; ok && i < g->noutputs; i++) {
+        outputs[i] = dbuf_read(&bufs[g->outputs[i]]);
+        ok = outputs[i] != NULL;
+    }
+done:
+    if (bufs)
+        for (int n = 0; n < g->nnodes; n++)
+            if (bufs[n].mem)
+                clReleaseMemObject(bufs[n].mem);
+    if (errbuf)
+        clReleaseMemObject(errbuf);
+    free(bufs);
+    free(symvals);
+    free(abi);
+    return ok;
+}
+#endif
+
+/* -- Comparing results ------------------------------------------------------------------------------------ */
+
+static double to_double(kf_dtype t, const void *p, int64_t i)
+{
+    switch (t) {
+    case KF_F16: return kf_f16_to_f32(((const uint16_t *)p)[i]);
+    case KF_BF16: return kf_bf16_to_f32(((const uint16_t *)p)[i]);
+    case KF_F32: return ((const float *)p)[i];
+    case KF_F64: return ((const double *)p)[i];
+    default: return 0;
+    }
+}
+
+/* Do element e of a (device) and b (reference) agree?  Exact: same bits
+ * (any NaN equals any NaN); else within a tolerance for the dtype. */
+static bool agree(kf_dtype t, const void *a, const void *b, int64_t e, bool exact)
+{
+    size_t sz = kf_dtype_size(t);
+    if (!kf_dt_is_float(t))
+        return memcmp((const char *)a + e * (int64_t)sz, (const char *)b + e * (int64_t)sz, sz) == 0;
+    double x = to_double(t, a, e), y = to_double(t, b, e);
+    if (isnan(x) || isnan(y))
+        return isnan(x) && isnan(y);
+    if (exact)
+        return memcmp((const char *)a + e * (int64_t)sz, (const char *)b + e * (int64_t)sz, sz) == 0;
+    if (x == y)
+        return true;
+    double rtol = t == KF_F64 ? 1e-9 : t == KF_F32 ? 2e-4 : t == KF_F16 ? 4e-3 : 3e-2;
+    double atol = t == KF_F64 ? 1e-9 : t == KF_F32 ? 2e-4 : 2e-3;
+    return fabs(x - y) <= atol + rtol * fabs(y);
+}
+
+static void show_value(kf_dtype t, const void *p, int64_t e, char *buf, size_t len)
+{
+    if (kf_dt_is_float(t)) {
+        snprintf(buf, len, "%.9g", to_double(t, p, e));
+        return;
+    }
+    uint64_t u = 0;
+    memcpy(&u, (const char *)p + e * (int64_t)kf_dtype_size(t), kf_dtype_size(t));
+    snprintf(buf, len, "0x%llx", (unsigned long long)u);
+}
+
+/* -- Main ------------------------------------------------------------------------------------------------- */
+
+static int env_int(const char *name, int dflt)
+{
+    const char *s = getenv(name);
+    return s && *s ? atoi(s) : dflt;
+}
+
+static void golden(const char *path, const char *src)
+{
+    if (!src)
+        return;
+    if (getenv("KFUSE_GOLDEN_UPDATE")) {
+        CHECK_MSG(write_file(path, src), "cannot write %s", path);
+        return;
+    }
+    char *want = read_file(path, NULL);
+    CHECK_MSG(want != NULL, "cannot read %s (KFUSE_GOLDEN_UPDATE=1 writes it)", path);
+    if (want && strcmp(want, src) != 0) {
+        CHECK_MSG(false, "%s differs from the emitted source (KFUSE_GOLDEN_UPDATE=1 rewrites it)", path);
+        const char *a = want, *b = src;
+        long line = 1;
+        while (*a && *a == *b) {
+            if (*a == '\n')
+                line++;
+            a++;
+            b++;
+        }
+        fprintf(stderr, "first difference at line %ld; emitted:\n", line);
+        show_lines(src, line, 3);
+    }
+    free(want);
+}
+
+static int ncorpus, nops_cases, nrandom;
+
+static void build_cases(int random_count)
+{
+    size_t len = 0;
+    char *text = read_file("codegen/corpus.kir", &len);
+    CHECK_MSG(text != NULL, "cannot read codegen/corpus.kir (run from tests/)");
+    kf_module *m = NULL;
+    if (text) {
+        kf_status s = kf_module_parse(text, len, "codegen/corpus.kir", NULL, &m);
+        CHECK_MSG(s == KF_OK, "%s", m ? kf_module_error(m) : "parse failed");
+        for (int i = 0; m && s == KF_OK && i < kf_module_num_graphs(m); i++) {
+            const kf_graph *g = kf_module_graph(m, i);
+            add_case(kf_graph_name(g), kf_graph_clone(g), false, true, false);
+        }
+    }
+    kf_module_free(m);
+    free(text);
+    ncorpus = ncases;
+    for (int t = 0; t < KF_DTYPE_COUNT; t++) {
+        char nm[32];
+        snprintf(nm, sizeof nm, "ops_%s", kf_dtype_name((kf_dtype)t));
+        /* transcendental functions are compared with a tolerance */
+        add_case(nm, ops_graph((kf_dtype)t, true), !kf_dt_is_float((kf_dtype)t), true, true);
+    }
+    nops_cases = ncases - ncorpus;
+    for (int i = 0; i < random_count; i++) {
+        char nm[32];
+        snprintf(nm, sizeof nm, "rg%d", i);
+        kf_rg_options o = { 0 };
+        o.exact = true;
+        add_case(nm, kf_rg_graph(nm, 1000 + (uint64_t)i, &o), true, true, true);
+    }
+    nrandom = ncases - ncorpus - nops_cases;
+}
+
+#if KFUSE_WITH_OPENCL
+/* Run case c on the device at sizes sz with several launch settings and
+ * compare with the interpreter; runs must agree bit for bit among
+ * themselves (variants, grid sizes, layouts). */
+static void run_case(tcase *c, cl_program prog, const kf_rg_sizes *sz, uint64_t seed)
+{
+    int ni = kf_graph_num_inputs(c->g), no = kf_graph_num_outputs(c->g);
+    kf_host_array *in = calloc((size_t)ni + 1, sizeof *in), *ref = calloc((size_t)no + 1, sizeof *ref);
+    void **got = calloc((size_t)no + 1, sizeof *got), **first = calloc((size_t)no + 1, sizeof *first);
+    if (!in || !ref || !got || !first || kf_rg_inputs(c->g, seed, sz, 0.02, c->specials, in) != KF_OK) {
+        CHECK_MSG(false, "%s: out of memory", c->name);
+        goto done;
+    }
+    char err[512];
+    kf_status s = kf_interpret(c->g, in, ni, ref, no, err, sizeof err);
+    CHECK_MSG(s == KF_OK || s == KF_ERR_INDEX, "%s: interpreter: %s: %s", c->name, kf_status_string(s), err);
+    if (s != KF_OK && s != KF_ERR_INDEX)
+        goto done;
+    static const runopt runs[] = {
+        { 0, 0, -1 }, { 0, 1, -1 }, { 0, 3, KF_CG_S32 }, { 0, 2, KF_CG_C64 }, { 0, 5, KF_CG_S64 },
+        { 1, 0, -1 }, { 2, 7, -1 }, { 0, 2, KF_CG_SEQ }, { 0, 0, KF_CG_TILE },
+    };
+    int nruns = (int)(sizeof runs / sizeof runs[0]);
+    bool have_first = false;
+    for (int r = 0; r < nruns; r++) {
+        bool ierr = false;
+        double t0 = now();
+        bool ok = cl_run(c, prog, in, sz, &runs[r], got, &ierr);
+        ocl_run_seconds += now() - t0;
+        CHECK_MSG(ok, "%s: run %d failed", c->name, r);
+        if (!ok)
+            break;
+        CHECK_MSG(ierr == (s == KF_ERR_INDEX), "%s (run %d): device index flag %d, interpreter %s", c->name, r, ierr,
+                  kf_status_string(s));
+        /* forcing seq or tile changes the order of float sums: those runs
+         * are compared with the interpreter only */
+        bool reorders = runs[r].force == KF_CG_SEQ || runs[r].force == KF_CG_TILE;
+        for (int o = 0; o < no; o++) {
+            int64_t n = numel_of(ref[o].rank, ref[o].shape);
+            kf_dtype t = ref[o].dtype;
+            int bad = 0;
+            for (int64_t e = 0; e < n && bad < 3; e++) {
+                if (agree(t, got[o], ref[o].data, e, c->exact))
+                    continue;
+                char a[64], b[64];
+                show_value(t, got[o], e, a, sizeof a);
+                show_value(t, ref[o].data, e, b, sizeof b);
+                CHECK_MSG(false, "%s (run %d, n=%lld m=%lld k=%lld): output %d (%s) element %lld: device %s, interpreter %s",
+                          c->name, r, (long long)sz->n, (long long)sz->m, (long long)sz->k, o,
+                          kf_graph_output_name(c->g, o), (long long)e, a, b);
+                bad++;
+            }
+            if (bad)
+                kf_test_fail += 0;
+            if (have_first && !reorders && n > 0)
+                CHECK_MSG(memcmp(first[o], got[o], (size_t)n * kf_dtype_size(t)) == 0,
+                          "%s (run %d): output %d differs from run 0 (determinism)", c->name, r, o);
+        }
+        for (int o = 0; o < no; o++) {
+            if (!have_first) {
+                first[o] = got[o];
+            } else {
+                free(got[o]);
+            }
+            got[o] = NULL;
+        }
+        have_first = true;
+    }
+done:
+    if (in)
+        kf_rg_free_inputs(in, ni);
+    for (int o = 0; ref && o < no; o++)
+        kf_free(ref[o].data);
+    for (int o = 0; first && o < no; o++)
+        free(first[o]);
+    free(in);
+    free(ref);
+    free(got);
+    free(first);
+}
+#endif
+
+int main(void)
+{
+    double t0 = now();
+    int random_count = env_int("KF_TEST_CG_RANDOM", 300);
+    int run_random = env_int("KF_TEST_CG_RUN", 50);
+#if KFUSE_WITH_OPENCL
+    cl_open();
+#endif
+    build_cases(random_count);
+    double t_fuse = now();
+    kf_cg_caps *devcaps = NULL;
+#if KFUSE_WITH_OPENCL
+    if (D.ok)
+        devcaps = &D.caps;
+#endif
+    for (int i = 0; i < ncases; i++)
+        emit_case(&cases[i], devcaps);
+    double t_emit = now();
+    printf("%d cases (%d corpus, %d per-dtype, %d random): fuse %.2fs, emit %.2fs\n", ncases, ncorpus, nops_cases,
+           nrandom, t_fuse - t0, t_emit - t_fuse);
+    if (ncases > 0) {
+        golden("codegen/x5.cu", cases[0].cuda);
+        golden("codegen/x5.cl", cases[0].ocl);
+    }
+
+#if KFUSE_WITH_CUDA
+    /* corpus and per-dtype graphs for every target; random graphs for sm_80 */
+    batches(0, ncorpus + nops_cases, true, 1 << 30, nv_batch, 0);
+    batches(ncorpus + nops_cases, ncases, true, 1 << 30, nv_batch, 1);
+    printf("NVRTC: %.2fs\n", nvrtc_seconds);
+#else
+    printf("NVRTC: skipped (built without KFUSE_WITH_CUDA)\n");
+#endif
+
+#if KFUSE_WITH_OPENCL
+    if (D.ok) {
+        /* everything is built once as one program (modules share a unit) */
+        kf_strbuf all = KF_STRBUF_INIT;
+        for (int i = 0; i < ncases; i++)
+            if (cases[i].ocl)
+                kf_sb_puts(&all, cases[i].ocl);
+        cl_program prog = cl_build(kf_sb_str(&all), "all cases");
+        kf_sb_free(&all);
+        printf("OpenCL build: %.2fs\n", ocl_build_seconds);
+        static const kf_rg_sizes small = { 7, 3, 5 }, big = { 5000, 3, 70 }, mid = { 300, 2, 9 };
+        for (int i = 0; prog && i < ncases; i++) {
+            tcase *c = &cases[i];
+            if (!c->ocl || !c->run)
+                continue;
+            if (i < ncorpus + nops_cases) {
+                run_case(c, prog, &small, 1 + (uint64_t)i);
+                run_case(c, prog, &mid, 2 + (uint64_t)i);
+                if (i < ncorpus)
+                    run_case(c, prog, &big, 3 + (uint64_t)i);
+            } else if (i - ncorpus - nops_cases < run_random) {
+                uint64_t h = (uint64_t)i * 2654435761u;
+                kf_rg_sizes sz = { (int64_t)(h % 13), (int64_t)(1 + (h >> 8) % 9), (int64_t)(1 + (h >> 16) % 6) };
+                run_case(c, prog, &sz, 4 + (uint64_t)i);
+            }
+        }
+        if (prog)
+            clReleaseProgram(prog);
+        printf("OpenCL runs: %.2fs\n", ocl_run_seconds);
+    } else {
+        printf("OpenCL: no device, build and runs skipped\n");
+    }
+    cl_close();
+#else
+    printf("OpenCL: skipped (built without KFUSE_WITH_OPENCL)\n");
+#endif
+    free_cases();
+    printf("total %.2fs\n", now() - t0);
+    return kf_test_done();
+}
