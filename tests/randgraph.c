@@ -297,6 +297,8 @@ static void step_reduce(gen *G)
         a = kf_cast(G->g, a, u);
         t = u;
     }
+    if (G->o.exact && kf_dt_is_float(t) && (op == KF_OP_SUM || op == KF_OP_PROD || op == KF_OP_MEAN))
+        op = KF_OP_RMAX;
     int rank = kf_node_rank(G->g, a);
     int axes[KF_MAX_RANK], na = 0;
     bool keep = rchance(&G->r, 0.4);

@@ -165,23 +165,31 @@ static void free_cases(void)
     ncases = 0;
 }
 
-/* One graph per dtype t holding every elementwise op that accepts t (one
- * output each), casts to every dtype, iota, take and the reductions. */
-static kf_graph *ops_graph(kf_dtype t, bool exact)
+/* Part 'part' of the graphs that together hold every op accepting dtype t:
+ * each elementwise op (one output each), casts to every dtype, iota, take
+ * with several index dtypes, and the reductions; ITEMS outputs per graph
+ * keep kernels of a realistic size.  NULL past the last part. */
+enum { ITEMS = 8 };
+
+static kf_graph *ops_graph(kf_dtype t, bool exact, int part)
 {
     char nm[32];
-    snprintf(nm, sizeof nm, "ops_%s", kf_dtype_name(t));
+    snprintf(nm, sizeof nm, "ops_%s_%d", kf_dtype_name(t), part);
     kf_graph *g = kf_graph_new(nm);
-    kf_dim n = KF_SYM("n"), mn[2] = { KF_SYM("m"), KF_SYM("n") };
+    kf_dim n = KF_SYM("n"), mn[2] = { KF_SYM("m"), KF_SYM("n") }, L = KF_SYM("k");
     kf_node a = kf_input(g, "a", t, 1, &n), b = kf_input(g, "b", t, 1, &n), c = kf_input(g, "c", t, 1, &n);
     kf_node cond = kf_input(g, "cond", KF_BOOL, 1, &n);
     kf_node z = kf_input(g, "z", t, 2, mn);
-    int no = 0;
+    kf_node v = kf_input(g, "v", t, 1, &L);
+    int item = 0, no = 0;
     char on[32];
-#define OUT(x)                                   \
-    do {                                         \
-        snprintf(on, sizeof on, "o%d", no++);    \
-        kf_output(g, (x), on);                   \
+    /* the item's output when it belongs to this part */
+#define ITEM(expr)                                          \
+    do {                                                    \
+        if (item++ / ITEMS == part) {                       \
+            snprintf(on, sizeof on, "o%d", no++);           \
+            kf_output(g, (expr), on);                       \
+        }                                                   \
     } while (0)
     for (int op = 0; op < KF_OP_COUNT; op++) {
         const kf_opinfo *oi = kf_ir_op((kf_op)op);
@@ -193,37 +201,40 @@ static kf_graph *ops_graph(kf_dtype t, bool exact)
                   (r == T_INT && kf_dt_is_int(t));
         if (!ok)
             continue;
-        (void)exact;
-        kf_node args[3] = { a, b, c };
-        if (op == KF_OP_SELECT)
-            args[0] = cond;
-        OUT(kf_apply(g, (kf_op)op, oi->arity, args));
+        kf_node args[3] = { op == KF_OP_SELECT ? cond : a, b, c };
+        ITEM(kf_apply(g, (kf_op)op, oi->arity, args));
     }
     for (int u = 0; u < KF_DTYPE_COUNT; u++)
         if (u != (int)t)
-            OUT(kf_cast(g, a, (kf_dtype)u));
+            ITEM(kf_cast(g, a, (kf_dtype)u));
     if (t != KF_BOOL)
-        OUT(kf_iota(g, t, 2, mn, 1));
-    kf_dim L = KF_SYM("k");
-    kf_node v = kf_input(g, "v", t, 1, &L);
+        ITEM(kf_iota(g, t, 2, mn, 1));
     static const kf_dtype its[] = { KF_I8, KF_U16, KF_I32, KF_U64 };
     for (int i = 0; i < 4; i++) {
         char in[8];
         snprintf(in, sizeof in, "ix%d", i);
         kf_node ix = kf_input(g, in, its[i], 1, &n);
-        OUT(kf_take(g, v, ix));
+        ITEM(kf_take(g, v, ix));
     }
     if (t != KF_BOOL) {
         int ax = 1;
+        item = (item + ITEMS - 1) / ITEMS * ITEMS;   /* the reductions: a part of their own */
         for (int op = KF_OP_SUM; op <= KF_OP_ARGMAX; op++) {
             if (op == KF_OP_MEAN && !kf_dt_is_float(t))
                 continue;
             if (exact && kf_dt_is_float(t) && (op == KF_OP_SUM || op == KF_OP_PROD || op == KF_OP_MEAN))
                 continue;
-            OUT(kf_reduce(g, (kf_op)op, z, 1, &ax, false));
+            if (item / ITEMS == part) {
+                snprintf(on, sizeof on, "o%d", no++);
+                kf_output(g, kf_reduce(g, (kf_op)op, z, 1, &ax, false), on);
+            }
         }
     }
-#undef OUT
+#undef ITEM
+    if (no == 0) {
+        kf_graph_free(g);
+        return NULL;
+    }
     return g;
 }
 
@@ -277,7 +288,8 @@ static void emit_case(tcase *c, const kf_cg_caps *devcaps)
         for (int v = 0; s == KF_OK && v < KF_CG_VARIANT_COUNT; v++) {
             char nm[KF_CG_NAME_MAX + 2];
             kf_cg_entry_name(a, (kf_cg_variant)v, nm, KF_CG_NAME_MAX);
-            bool mine = (a->kind == KF_KERNEL_EW) == (v <= KF_CG_S64);
+            bool mine = (a->kind == KF_KERNEL_EW) == (v <= KF_CG_S64) && !(v == KF_CG_C32 && !a->has_c32) &&
+                        !(v == KF_CG_S32 && !a->has_s32);
             CHECK_MSG(mine == (nm[0] != 0), "%s: kernel %d: entry name of variant %d", c->name, k, v);
             if (!mine)
                 continue;
@@ -596,7 +608,7 @@ static kf_cg_variant force_variant(const kf_cg_kabi *a, kf_cg_variant picked, in
         return picked;
     bool pc = picked == KF_CG_C32 || picked == KF_CG_C64, p64 = picked == KF_CG_C64 || picked == KF_CG_S64;
     bool fc = f == KF_CG_C32 || f == KF_CG_C64, f64 = f == KF_CG_C64 || f == KF_CG_S64;
-    if ((fc && !pc) || (!f64 && p64))
+    if ((fc && !pc) || (!f64 && p64) || (f == KF_CG_C32 && !a->has_c32) || (f == KF_CG_S32 && !a->has_s32))
         return picked;
     return f;
 }
@@ -833,10 +845,14 @@ static void build_cases(int random_count)
     free(text);
     ncorpus = ncases;
     for (int t = 0; t < KF_DTYPE_COUNT; t++) {
-        char nm[32];
-        snprintf(nm, sizeof nm, "ops_%s", kf_dtype_name((kf_dtype)t));
-        /* transcendental functions are compared with a tolerance */
-        add_case(nm, ops_graph((kf_dtype)t, true), !kf_dt_is_float((kf_dtype)t), true, true);
+        /* float graphs hold transcendental functions: compared with a tolerance */
+        bool exact = !kf_dt_is_float((kf_dtype)t);
+        for (int part = 0;; part++) {
+            kf_graph *g = ops_graph((kf_dtype)t, exact, part);
+            if (!g)
+                break;
+            add_case(kf_graph_name(g), g, exact, true, exact);
+        }
     }
     nops_cases = ncases - ncorpus;
     for (int i = 0; i < random_count; i++) {
@@ -948,6 +964,23 @@ int main(void)
 #endif
     for (int i = 0; i < ncases; i++)
         emit_case(&cases[i], devcaps);
+    const char *dump = getenv("KF_TEST_CG_DUMP");   /* a case name: print graph, plan and sources */
+    for (int i = 0; dump && i < ncases; i++)
+        if (strcmp(cases[i].name, dump) == 0) {
+            kf_graph_print(cases[i].g, stdout);
+            if (cases[i].fused)
+                kf_plan_print(cases[i].pl.plan, stdout);
+            printf("%s\n%s\n", cases[i].cuda ? cases[i].cuda : "", cases[i].ocl ? cases[i].ocl : "");
+        }
+    const char *dumpdir = getenv("KF_TEST_CG_DUMPDIR");   /* write every case's sources there */
+    for (int i = 0; dumpdir && i < ncases; i++)
+        if (cases[i].cuda && cases[i].ocl) {
+            char path[1024];
+            snprintf(path, sizeof path, "%.900s/%.60s.cu", dumpdir, cases[i].name);
+            write_file(path, cases[i].cuda);
+            snprintf(path, sizeof path, "%.900s/%.60s.cl", dumpdir, cases[i].name);
+            write_file(path, cases[i].ocl);
+        }
     double t_emit = now();
     printf("%d cases (%d corpus, %d per-dtype, %d random): fuse %.2fs, emit %.2fs\n", ncases, ncorpus, nops_cases,
            nrandom, t_fuse - t0, t_emit - t_fuse);
@@ -958,41 +991,55 @@ int main(void)
 
 #if KFUSE_WITH_CUDA
     /* corpus and per-dtype graphs for every target; random graphs for sm_80 */
-    batches(0, ncorpus + nops_cases, true, 1 << 30, nv_batch, 0);
-    batches(ncorpus + nops_cases, ncases, true, 1 << 30, nv_batch, 1);
+    if (env_int("KF_TEST_CG_NVRTC", 1)) {
+        batches(0, ncorpus + nops_cases, true, 1 << 30, nv_batch, 0);
+        batches(ncorpus + nops_cases, ncases, true, 1 << 30, nv_batch, 1);
+    }
     printf("NVRTC: %.2fs\n", nvrtc_seconds);
 #else
     printf("NVRTC: skipped (built without KFUSE_WITH_CUDA)\n");
 #endif
 
 #if KFUSE_WITH_OPENCL
-    if (D.ok) {
-        /* everything is built once as one program (modules share a unit) */
+    if (D.ok && env_int("KF_TEST_CG_OPENCL", 1)) {
+        /* the random graphs not run are built in batches (modules share a
+         * unit); every graph run is built on its own: PoCL compiles a
+         * kernel at its first launch, and a small program keeps that fast */
+        static const kf_rg_sizes small = { 7, 3, 5 }, big = { 5000, 3, 70 }, mid = { 300, 2, 9 };
+        int first_built = ncorpus + nops_cases + run_random;
         kf_strbuf all = KF_STRBUF_INIT;
-        for (int i = 0; i < ncases; i++)
+        for (int i = first_built; i < ncases; i++)
             if (cases[i].ocl)
                 kf_sb_puts(&all, cases[i].ocl);
-        cl_program prog = cl_build(kf_sb_str(&all), "all cases");
+        if (all.len) {
+            cl_program prog = cl_build(kf_sb_str(&all), "random graphs not run");
+            if (prog)
+                clReleaseProgram(prog);
+        }
         kf_sb_free(&all);
-        printf("OpenCL build: %.2fs\n", ocl_build_seconds);
-        static const kf_rg_sizes small = { 7, 3, 5 }, big = { 5000, 3, 70 }, mid = { 300, 2, 9 };
-        for (int i = 0; prog && i < ncases; i++) {
+        for (int i = 0; i < ncases && i < first_built; i++) {
             tcase *c = &cases[i];
             if (!c->ocl || !c->run)
+                continue;
+            double tc = now();
+            cl_program prog = cl_build(c->ocl, c->name);
+            if (!prog)
                 continue;
             if (i < ncorpus + nops_cases) {
                 run_case(c, prog, &small, 1 + (uint64_t)i);
                 run_case(c, prog, &mid, 2 + (uint64_t)i);
                 if (i < ncorpus)
                     run_case(c, prog, &big, 3 + (uint64_t)i);
-            } else if (i - ncorpus - nops_cases < run_random) {
+            } else {
                 uint64_t h = (uint64_t)i * 2654435761u;
                 kf_rg_sizes sz = { (int64_t)(h % 13), (int64_t)(1 + (h >> 8) % 9), (int64_t)(1 + (h >> 16) % 6) };
                 run_case(c, prog, &sz, 4 + (uint64_t)i);
             }
-        }
-        if (prog)
             clReleaseProgram(prog);
+            if (getenv("KF_TEST_CG_TIMES"))
+                printf("  %-16s %.2fs\n", c->name, now() - tc);
+        }
+        printf("OpenCL build: %.2fs\n", ocl_build_seconds);
         printf("OpenCL runs: %.2fs\n", ocl_run_seconds);
     } else {
         printf("OpenCL: no device, build and runs skipped\n");

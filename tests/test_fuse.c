@@ -6,6 +6,7 @@
  * the plan run kernel by kernel (each kernel as a graph of its own) give
  * bit-identical outputs under the reference interpreter. */
 #include "check.h"
+#include "codegen.h"
 #include "half.h"
 #include "plan.h"
 
@@ -342,6 +343,25 @@ static bool hash_eq(const kf_graph *a, const kf_graph *b)
     return kf_graph_hash(a, &x) == KF_OK && kf_graph_hash(b, &y) == KF_OK && x.lo == y.lo && x.hi == y.hi;
 }
 
+/* Codegen accepts every kernel of the plan, and its exact CUDA parameter
+ * bytes are within what partition counted. */
+static void check_codegen(const kf_plan *pl)
+{
+    kf_cg_kabi *a = malloc(sizeof *a);
+    if (!a)
+        return;
+    for (int32_t i = 0; i < pl->nkernels; i++) {
+        char err[512];
+        kf_status s = kf_cg_kernel_abi(pl, (int)i, a, err, sizeof err);
+        CHECK_MSG(s == KF_OK, "%s: kernel %d: codegen: %s", pl->g->name, (int)i, err);
+        if (s == KF_OK)
+            CHECK_MSG(a->param_bytes <= kf_kernel_param_bytes(pl->g, &pl->kernels[i]),
+                      "%s: kernel %d: codegen needs %zu parameter bytes, partition counted %u", pl->g->name, (int)i,
+                      a->param_bytes, kf_kernel_param_bytes(pl->g, &pl->kernels[i]));
+    }
+    free(a);
+}
+
 /* Fuse g fully, check the plan and semantics; returns the pipeline. */
 static kf_status fuse_checked(const kf_graph *g, const kf_fuse_options *opt, kf_pipeline *p)
 {
@@ -352,6 +372,7 @@ static kf_status fuse_checked(const kf_graph *g, const kf_fuse_options *opt, kf_
     kf_status c = kf_plan_check(p->plan, &p->opt, err, sizeof err);
     CHECK_MSG(c == KF_OK, "%s: %s", g->name, err);
     check_semantics(g, p, 7, true);
+    check_codegen(p->plan);
     return s;
 }
 
@@ -1016,6 +1037,7 @@ static void test_random(void)
             kf_status c = kf_plan_check(p.plan, &p.opt, err, sizeof err);
             CHECK_MSG(c == KF_OK, "random %d: %s", iter, err);
             check_semantics(g, &p, (uint64_t)iter, false);
+            check_codegen(p.plan);
             kernels += p.plan->nkernels;
             stored += p.plan->nstored;
         }

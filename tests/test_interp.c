@@ -211,6 +211,9 @@ static const char *show(kf_dtype t, const void *buf, int64_t i, char *s, size_t 
 
 /* -- Running graphs ------------------------------------------------------------ */
 
+/* A message buffer seen as a plain pointer (CHECK_CONTAINS tests for NULL). */
+static const char *txt(const char *s) { return s; }
+
 static kf_host_array harr(kf_dtype t, int rank, const int64_t *shape, const void *data)
 {
     kf_host_array a = { .data = (void *)data, .dtype = t, .rank = rank };
@@ -682,7 +685,7 @@ static void test_float_libm(void)
         check_f(KF_OP_EXP, 1, t, ex, N_(ex), 1, __LINE__);
         fcase e2[] = { { 0.5, 0, 0, sqrt2 }, { 3, 0, 0, 8 }, { -2, 0, 0, 0.25 } };
         check_f(KF_OP_EXP2, 1, t, e2, N_(e2), 1, __LINE__);
-        fcase em[] = { { 0x1p-10, 0, 0, 0.0009770394924165352428452926 }, { 1, 0, 0, e - 1 } };
+        fcase em[] = { { 0x1p-10, 0, 0, 0.0009770394924165352428452926 }, { 1, 0, 0, 1.718281828459045235360287 } };
         check_f(KF_OP_EXPM1, 1, t, em, N_(em), 1, __LINE__);
         fcase lg[] = { { 2, 0, 0, 0.6931471805599453094172321 }, { 0.5, 0, 0, -0.6931471805599453094172321 } };
         check_f(KF_OP_LOG, 1, t, lg, N_(lg), 1, __LINE__);
@@ -698,9 +701,9 @@ static void test_float_libm(void)
         check_f(KF_OP_COS, 1, t, cs, N_(cs), 1, __LINE__);
         fcase tn[] = { { 1, 0, 0, 1.557407724654902230506975 } };
         check_f(KF_OP_TAN, 1, t, tn, N_(tn), 1, __LINE__);
-        fcase as[] = { { 0.5, 0, 0, pi / 6 }, { 1, 0, 0, pi / 2 }, { -1, 0, 0, -pi / 2 } };
+        fcase as[] = { { 0.5, 0, 0, 0.5235987755982988730771072 }, { 1, 0, 0, pi / 2 }, { -1, 0, 0, -pi / 2 } };
         check_f(KF_OP_ASIN, 1, t, as, N_(as), 1, __LINE__);
-        fcase ac[] = { { 0.5, 0, 0, pi / 3 }, { -1, 0, 0, pi }, { 0, 0, 0, pi / 2 } };
+        fcase ac[] = { { 0.5, 0, 0, 1.047197551196597746154214 }, { -1, 0, 0, pi }, { 0, 0, 0, pi / 2 } };
         check_f(KF_OP_ACOS, 1, t, ac, N_(ac), 1, __LINE__);
         fcase at[] = { { 1, 0, 0, pi / 4 }, { INF, 0, 0, pi / 2 }, { -INF, 0, 0, -pi / 2 } };
         check_f(KF_OP_ATAN, 1, t, at, N_(at), 1, __LINE__);
@@ -712,12 +715,12 @@ static void test_float_libm(void)
         check_f(KF_OP_TANH, 1, t, th, N_(th), 1, __LINE__);
         fcase er[] = { { 0.5, 0, 0, 0.5204998778130465376827467 }, { -0.5, 0, 0, -0.5204998778130465376827467 } };
         check_f(KF_OP_ERF, 1, t, er, N_(er), 1, __LINE__);
-        fcase sg[] = { { 1, 0, 0, 0.7310585786300048792511592 }, { -1, 0, 0, 1 - 0.7310585786300048792511592 } };
+        fcase sg[] = { { 1, 0, 0, 0.7310585786300048792511592 }, { -1, 0, 0, 0.2689414213699951207488408 } };
         check_f(KF_OP_SIGMOID, 1, t, sg, N_(sg), 1, __LINE__);
         fcase pw[] = { { 2, 0.5, 0, sqrt2 }, { 3, -2, 0, 0.1111111111111111111111111 } };
         check_f(KF_OP_POW, 2, t, pw, N_(pw), 1, __LINE__);
         fcase a2[] = { { 0, -1, 0, pi }, { -0.0, -1, 0, -pi }, { 1, 0, 0, pi / 2 }, { 1, 2, 0, 0.4636476090008061162142562 },
-                       { INF, INF, 0, pi / 4 }, { -1, -1, 0, -3 * pi / 4 } };
+                       { INF, INF, 0, pi / 4 }, { -1, -1, 0, -2.356194490192344928846983 } };
         check_f(KF_OP_ATAN2, 2, t, a2, N_(a2), 1, __LINE__);
         fcase hy[] = { { 1, 2, 0, 2.236067977499789696409174 } };
         check_f(KF_OP_HYPOT, 2, t, hy, N_(hy), 1, __LINE__);
@@ -757,14 +760,14 @@ static void test_half_arith(void)
     /* subnormals: 2^-24 is the smallest; 2^-25 ties to 0 */
     CHECK_F(KF_OP_MUL, 2, KF_F16, 0, { 0x1p-14, 0.5, 0, 0x1p-15 }, { 0x1p-24, 0.5, 0, 0 },
             { 0x3p-24, 0.5, 0, 0x2p-24 }, { 0x5p-24, 0.5, 0, 0x2p-24 }, { 0x1p-24, -0.5, 0, -0.0 },
-            { 0x1p-14, 0x1p-10, 0, 0x1p-24 }, { 0x1p-12, 0x1p-13, 0, 0x1p-24 }, { 256, 256, 0, INF });
+            { 0x1p-14, 0x1p-10, 0, 0x1p-24 }, { 0x1p-11, 0x1p-13, 0, 0x1p-24 }, { 0x1p-12, 0x1p-13, 0, 0 }, { 256, 256, 0, INF });
     /* computed in f32: a*b+c = 1 + 2^-11 + 2^-31 is first rounded to the f32
      * 1 + 2^-11, a tie in f16, so 1 (rounding the exact value once would
      * give 1 + 2^-10) */
     CHECK_F(KF_OP_FMA, 3, KF_F16, 0, { -(0x1p-11 + 0x1p-21), 0x1.ff8p-1, 0x1.004p0, 1 },
             { 0x1.004p0, 0x1.ff8p-1, -1, -0x1p-20 });
     CHECK_F(KF_OP_DIV, 2, KF_F16, 0, { 1, 0x1p-14, 0, 16384 }, { 1, 0x1p-16, 0, INF }, { 1, 3, 0, 0x1.554p-2 });
-    CHECK_F(KF_OP_SQRT, 1, KF_F16, 0, { 65504, 0, 0, 0x1.008p+8 }, { 0x1p-24, 0, 0, 0x1p-12 });
+    CHECK_F(KF_OP_SQRT, 1, KF_F16, 0, { 65504, 0, 0, 255.875 }, { 0x1p-24, 0, 0, 0x1p-12 });
     CHECK_F(KF_OP_EXP, 1, KF_F16, 0, { 1, 0, 0, 0x1.5cp1 }, { 12, 0, 0, INF });
     CHECK_F(KF_OP_ADD, 2, KF_BF16, 0, { 1, 0x1p-8, 0, 1 }, { 0x1.02p0, 0x1p-8, 0, 0x1.04p0 },
             { 0x1.fep127, 0x1.fep127, 0, INF }, { 256, 1, 0, 256 }, { 256, 3, 0, 260 });
@@ -917,7 +920,6 @@ static void test_select(void)
     kf_output(g, kf_ternary(g, KF_OP_SELECT, gt, a, kf_lit_i(g, KF_I16, -7)), "y");
     kf_output(g, kf_ternary(g, KF_OP_SELECT, kf_lit_u(g, KF_BOOL, 0), a, kf_lit_i(g, KF_I16, 9)), "z");
     in[0] = harr(KF_I16, 1, SHAPE(4), (int16_t[]){ 5, -5, 0, 32767 });
-    CHECK_STATUS(run(g, in, 1, out, 2, err, sizeof err), KF_OK);
     kf_host_array out2[2];
     CHECK_STATUS(run(g, in, 1, out2, 2, err, sizeof err), KF_OK);
     EXPECT(&out2[0], KF_I16, 1, SHAPE(4), ((int16_t[]){ 5, -7, -7, 32767 }));
@@ -961,12 +963,12 @@ static void test_broadcast(void)
     in[2] = harr(KF_F64, 2, SHAPE(2, 3), (double[]){ 1, 2, 3, 4, 5, 6 });
     CHECK_STATUS(run(g, in, 3, out, 2, err, sizeof err), KF_OK);
     EXPECT(&out[0], KF_F64, 2, SHAPE(2, 3), ((double[]){ 98.5, 96.5, 94.5, 92.5, 90.5, 88.5 }));
-    EXPECT(&out[1], KF_F64, 0, NULL, ((double[]){ 90 }));
+    EXPECT(&out[1], KF_F64, 0, NULL, ((double[]){ -90 }));
     free_outputs(out, 2);
     /* a scalar input given with a rank is an error */
     in[0] = harr(KF_F64, 1, SHAPE(1), (double[]){ 2 });
     CHECK_STATUS(run(g, in, 3, out, 2, err, sizeof err), KF_ERR_SHAPE);
-    CHECK_CONTAINS(err, "'s'");
+    CHECK_CONTAINS(txt(err), "'s'");
     CHECK(out[0].data == NULL && out[1].data == NULL);
     kf_graph_free(g);
 
@@ -1034,9 +1036,9 @@ static void test_broadcast(void)
         in[1] = harr(KF_F32, 1, SHAPE(1), (float[]){ 0 });
         out[0].data = (void *)&err; /* must be cleared */
         CHECK_STATUS(run(g, in, 2, out, 1, err, sizeof err), KF_ERR_SHAPE);
-        CHECK_CONTAINS(err, "do not broadcast");
+        CHECK_CONTAINS(txt(err), "do not broadcast");
         if (i == 0)
-            CHECK_CONTAINS(err, "two different symbols never broadcast");
+            CHECK_CONTAINS(txt(err), "two different symbols never broadcast");
         CHECK(out[0].data == NULL);
         kf_graph_free(g);
     }
@@ -1065,26 +1067,26 @@ static void test_symbols(void)
     /* n bound to 3 by x, 4 in y */
     in[1] = harr(KF_F32, 1, SHAPE(4), d4);
     CHECK_STATUS(run(g, in, 4, out, 1, err, sizeof err), KF_ERR_SHAPE);
-    CHECK_CONTAINS(err, "symbol 'n' is 3 in input 'x' but 4 in input 'y'");
+    CHECK_CONTAINS(txt(err), "symbol 'n' is 3 in input 'x' but 4 in input 'y'");
     CHECK(out[0].data == NULL);
     /* the same in a later dimension of w */
     in[1] = harr(KF_F32, 1, SHAPE(3), d3);
     in[2] = harr(KF_F32, 2, SHAPE(2, 4), d8);
     CHECK_STATUS(run(g, in, 4, out, 1, err, sizeof err), KF_ERR_SHAPE);
-    CHECK_CONTAINS(err, "symbol 'n' is 3 in input 'x' but 4 in input 'w'");
+    CHECK_CONTAINS(txt(err), "symbol 'n' is 3 in input 'x' but 4 in input 'w'");
     /* a literal dimension */
     in[2] = harr(KF_F32, 2, SHAPE(3, 3), (float[9]){ 0 });
     CHECK_STATUS(run(g, in, 4, out, 1, err, sizeof err), KF_ERR_SHAPE);
-    CHECK_CONTAINS(err, "input 'w': dimension 0 is 3, the graph wants 2");
+    CHECK_CONTAINS(txt(err), "input 'w': dimension 0 is 3, the graph wants 2");
     /* an input no output reads is still checked */
     in[2] = harr(KF_F32, 2, SHAPE(2, 3), d6);
     in[3] = harr(KF_F32, 1, SHAPE(4), d4);
     CHECK_STATUS(run(g, in, 4, out, 1, err, sizeof err), KF_ERR_SHAPE);
-    CHECK_CONTAINS(err, "symbol 'n' is 3 in input 'x' but 4 in input 'unused'");
+    CHECK_CONTAINS(txt(err), "symbol 'n' is 3 in input 'x' but 4 in input 'unused'");
     /* a negative dimension */
     in[3] = harr(KF_F32, 1, SHAPE(-1), d4);
     CHECK_STATUS(run(g, in, 4, out, 1, err, sizeof err), KF_ERR_SHAPE);
-    CHECK_CONTAINS(err, "negative");
+    CHECK_CONTAINS(txt(err), "negative");
     kf_graph_free(g);
 
     /* one symbol twice in one input */
@@ -1093,7 +1095,7 @@ static void test_symbols(void)
     kf_output(g, kf_unary(g, KF_OP_NEG, x), "y");
     in[0] = harr(KF_I32, 2, SHAPE(2, 3), (int32_t[6]){ 0 });
     CHECK_STATUS(run(g, in, 1, out, 1, err, sizeof err), KF_ERR_SHAPE);
-    CHECK_CONTAINS(err, "symbol 'n' is 2 in input 'x' but 3 in input 'x'");
+    CHECK_CONTAINS(txt(err), "symbol 'n' is 2 in input 'x' but 3 in input 'x'");
     in[0] = harr(KF_I32, 2, SHAPE(2, 2), (int32_t[]){ 1, -2, 3, -4 });
     CHECK_STATUS(run(g, in, 1, out, 1, err, sizeof err), KF_OK);
     EXPECT(&out[0], KF_I32, 2, SHAPE(2, 2), ((int32_t[]){ -1, 2, -3, 4 }));
@@ -1105,7 +1107,7 @@ static void test_symbols(void)
     kf_output(g, kf_iota(g, KF_F32, 1, (kf_dim[]){ KF_SYM("k") }, 0), "y");
     CHECK_STATUS(kf_graph_verify(g), KF_OK);
     CHECK_STATUS(run(g, NULL, 0, out, 1, err, sizeof err), KF_ERR_SHAPE);
-    CHECK_CONTAINS(err, "symbol 'k' is not bound");
+    CHECK_CONTAINS(txt(err), "symbol 'k' is not bound");
     CHECK(out[0].data == NULL);
     kf_graph_free(g);
 
@@ -1277,7 +1279,7 @@ static void test_take(void)
         harr(KF_I8, 1, SHAPE(3), (int8_t[]){ 2, 1, 0 }),
     };
     CHECK_STATUS(run(g, in, 6, out, 3, err, sizeof err), KF_ERR_INDEX);
-    CHECK_CONTAINS(err, "take 'y': index 9 at position [1,1] is out of range for length 3");
+    CHECK_CONTAINS(txt(err), "take 'y': index 9 at position [1,1] is out of range for length 3");
     EXPECT(&out[0], KF_I64, 2, SHAPE(2, 3), ((int64_t[]){ INT64_MAX, -1, INT64_MIN, INT64_MIN, 0, INT64_MAX }));
     EXPECT(&out[1], KF_F16, 1, SHAPE(5), ((uint16_t[]){ 0x8000, 0x7e01, 0x4000, 0x3c00, 0x0000 }));
     CHECK(out[1].data && get_bits(KF_F16, out[1].data, 1) == 0x7e01); /* take moves bits, NaN payload too */
@@ -1287,7 +1289,7 @@ static void test_take(void)
     ((int32_t *)in[1].data)[4] = 1;
     ((uint16_t *)in[4].data)[3] = 4;
     CHECK_STATUS(run(g, in, 6, out, 3, err, sizeof err), KF_ERR_INDEX);
-    CHECK_CONTAINS(err, "take 'hy': index 4 at position [3] is out of range for length 4");
+    CHECK_CONTAINS(txt(err), "take 'hy': index 4 at position [3] is out of range for length 4");
     EXPECT(&out[0], KF_I64, 2, SHAPE(2, 3), ((int64_t[]){ INT64_MAX, -1, INT64_MIN, INT64_MIN, -1, INT64_MAX }));
     EXPECT(&out[1], KF_F16, 1, SHAPE(5), ((uint16_t[]){ 0x8000, 0x7e01, 0x4000, 0x0000, 0x0000 }));
     free_outputs(out, 3);
@@ -1313,7 +1315,7 @@ static void test_take(void)
     in[1] = harr(KF_I64, 0, NULL, (int64_t[]){ 3 });
     in[2] = harr(KF_U32, 1, SHAPE(2), (uint32_t[]){ 0, 1 });
     CHECK_STATUS(run(g, in, 3, out, 3, err, sizeof err), KF_ERR_INDEX);
-    CHECK_CONTAINS(err, "take 'y': index 3 at position [] is out of range for length 3");
+    CHECK_CONTAINS(txt(err), "take 'y': index 3 at position [] is out of range for length 3");
     EXPECT(&out[0], KF_F64, 0, NULL, ((double[]){ 0 }));
     EXPECT(&out[1], KF_F64, 0, NULL, ((double[]){ 2.5 }));
     EXPECT(&out[2], KF_F64, 1, SHAPE(2), ((double[]){ -1.5, -2.5 }));
@@ -1321,7 +1323,7 @@ static void test_take(void)
     in[0] = harr(KF_F64, 1, SHAPE(0), NULL); /* nothing is in range */
     in[1] = harr(KF_I64, 0, NULL, (int64_t[]){ 0 });
     CHECK_STATUS(run(g, in, 3, out, 3, err, sizeof err), KF_ERR_INDEX);
-    CHECK_CONTAINS(err, "index 0 at position [] is out of range for length 0");
+    CHECK_CONTAINS(txt(err), "index 0 at position [] is out of range for length 0");
     EXPECT(&out[0], KF_F64, 0, NULL, ((double[]){ 0 }));
     EXPECT(&out[1], KF_F64, 0, NULL, ((double[]){ 0 }));
     EXPECT(&out[2], KF_F64, 1, SHAPE(2), ((double[]){ -0.0, -0.0 }));
@@ -1332,7 +1334,7 @@ static void test_take(void)
     CHECK_STATUS(run(g, in, 3, out, 3, err, sizeof err), KF_ERR_INDEX);
     char want[80];
     snprintf(want, sizeof want, "take (node %d): index 7 at position [1]", (int)t);
-    CHECK_CONTAINS(err, want);
+    CHECK_CONTAINS(txt(err), want);
     free_outputs(out, 3);
     kf_graph_free(g);
 
@@ -1680,38 +1682,40 @@ static void test_errors(void)
     EXPECT(&out[1], KF_F32, 0, NULL, ((float[]){ 3 }));
     free_outputs(out, 2);
 
-#define FAILS(call, status, text)                                             \
+/* the call fails with status and text, and clears the first nout outputs */
+#define FAILS(nout, call, status, text)                                       \
     do {                                                                      \
         out[0].data = out[1].data = (void *)err;                              \
         CHECK_STATUS(call, status);                                           \
-        CHECK_CONTAINS(err, text);                                            \
-        CHECK(out[0].data == NULL && out[1].data == NULL);                    \
+        CHECK_CONTAINS(txt(err), text);                                            \
+        for (int o_ = 0; o_ < (nout); o_++)                                   \
+            CHECK(out[o_].data == NULL);                                      \
     } while (0)
 
-    FAILS(run(g, in, 1, out, 2, err, sizeof err), KF_ERR_INVALID_ARG, "graph 'e' has 2 inputs, got 1");
-    FAILS(run(g, in, 3, out, 2, err, sizeof err), KF_ERR_INVALID_ARG, "graph 'e' has 2 inputs, got 3");
-    FAILS(run(g, in, 2, out, 1, err, sizeof err), KF_ERR_INVALID_ARG, "graph 'e' has 2 outputs, got 1");
-    FAILS(run(g, NULL, 2, out, 2, err, sizeof err), KF_ERR_INVALID_ARG, "inputs is NULL");
+    FAILS(2, run(g, in, 1, out, 2, err, sizeof err), KF_ERR_INVALID_ARG, "graph 'e' has 2 inputs, got 1");
+    FAILS(2, run(g, in, 3, out, 2, err, sizeof err), KF_ERR_INVALID_ARG, "graph 'e' has 2 inputs, got 3");
+    FAILS(1, run(g, in, 2, out, 1, err, sizeof err), KF_ERR_INVALID_ARG, "graph 'e' has 2 outputs, got 1");
+    FAILS(2, run(g, NULL, 2, out, 2, err, sizeof err), KF_ERR_INVALID_ARG, "inputs is NULL");
     CHECK_STATUS(run(g, in, 2, NULL, 2, err, sizeof err), KF_ERR_INVALID_ARG);
-    CHECK_CONTAINS(err, "outputs is NULL");
-    FAILS(run(NULL, in, 2, out, 2, err, sizeof err), KF_ERR_INVALID_ARG, "graph is NULL");
+    CHECK_CONTAINS(txt(err), "outputs is NULL");
+    FAILS(2, run(NULL, in, 2, out, 2, err, sizeof err), KF_ERR_INVALID_ARG, "graph is NULL");
     in[0].dtype = KF_F64;
-    FAILS(run(g, in, 2, out, 2, err, sizeof err), KF_ERR_TYPE, "input 'x' has dtype f64, the graph wants f32");
+    FAILS(2, run(g, in, 2, out, 2, err, sizeof err), KF_ERR_TYPE, "input 'x' has dtype f64, the graph wants f32");
     in[0].dtype = (kf_dtype)99;
-    FAILS(run(g, in, 2, out, 2, err, sizeof err), KF_ERR_TYPE, "input 'x': invalid dtype 99");
+    FAILS(2, run(g, in, 2, out, 2, err, sizeof err), KF_ERR_TYPE, "input 'x': invalid dtype 99");
     in[0].dtype = KF_F32;
     in[0].rank = 2;
-    FAILS(run(g, in, 2, out, 2, err, sizeof err), KF_ERR_SHAPE, "input 'x' has rank 2, the graph wants 1");
+    FAILS(2, run(g, in, 2, out, 2, err, sizeof err), KF_ERR_SHAPE, "input 'x' has rank 2, the graph wants 1");
     in[0].rank = 1;
     in[1].rank = 1;
     in[1].shape[0] = 1;
-    FAILS(run(g, in, 2, out, 2, err, sizeof err), KF_ERR_SHAPE, "input 's' has rank 1, the graph wants 0");
+    FAILS(2, run(g, in, 2, out, 2, err, sizeof err), KF_ERR_SHAPE, "input 's' has rank 1, the graph wants 0");
     in[1].rank = 0;
     in[1].data = NULL;
-    FAILS(run(g, in, 2, out, 2, err, sizeof err), KF_ERR_INVALID_ARG, "input 's': data is NULL");
+    FAILS(2, run(g, in, 2, out, 2, err, sizeof err), KF_ERR_INVALID_ARG, "input 's': data is NULL");
     in[1].data = sd;
     in[0].data = NULL;
-    FAILS(run(g, in, 2, out, 2, err, sizeof err), KF_ERR_INVALID_ARG, "input 'x': data is NULL");
+    FAILS(2, run(g, in, 2, out, 2, err, sizeof err), KF_ERR_INVALID_ARG, "input 'x': data is NULL");
     in[0].shape[0] = 0; /* NULL is fine for no elements */
     CHECK_STATUS(run(g, in, 2, out, 2, err, sizeof err), KF_OK);
     EXPECT(&out[0], KF_F32, 1, SHAPE(0), NULL);
@@ -1719,8 +1723,8 @@ static void test_errors(void)
     free_outputs(out, 2);
     in[0].data = xd;
     in[0].rank = 1;
-    in[0].shape[0] = INT64_MAX / 2; /* too large to address (nothing is read) */
-    FAILS(run(g, in, 2, out, 2, err, sizeof err), KF_ERR_LIMIT, "too large");
+    in[0].shape[0] = INT64_MAX; /* too large to address (nothing is read) */
+    FAILS(2, run(g, in, 2, out, 2, err, sizeof err), KF_ERR_LIMIT, "too large");
     in[0].shape[0] = 2;
     /* no error buffer, or a tiny one */
     in[0].dtype = KF_I8;
@@ -1739,16 +1743,66 @@ static void test_errors(void)
     kf_output(g, kf_binary(g, KF_OP_ADD, x, i), "y");
     CHECK_STATUS(kf_graph_status(g), KF_ERR_TYPE);
     in[1] = harr(KF_I32, 1, SHAPE(2), (int32_t[]){ 1, 2 });
-    FAILS(run(g, in, 2, out, 1, err, sizeof err), KF_ERR_TYPE, kf_graph_error(g));
-    CHECK_CONTAINS(err, "different dtypes");
+    FAILS(1, run(g, in, 2, out, 1, err, sizeof err), KF_ERR_TYPE, kf_graph_error(g));
+    CHECK_CONTAINS(txt(err), "different dtypes");
+    kf_graph_free(g);
+
+    /* inputs that can be addressed, a broadcast result that cannot: found
+     * before any element is read */
+    g = kf_graph_new("huge");
+    x = kf_input(g, "x", KF_F32, 2, (kf_dim[]){ KF_SYM("n"), KF_DIM(1) });
+    kf_node y = kf_input(g, "y", KF_F32, 1, (kf_dim[]){ KF_SYM("m") });
+    kf_output(g, kf_binary(g, KF_OP_ADD, x, y), "z");
+    in[0] = harr(KF_F32, 2, SHAPE(INT64_C(1) << 33, 1), xd);
+    in[1] = harr(KF_F32, 1, SHAPE(INT64_C(1) << 33), xd);
+    FAILS(1, run(g, in, 2, out, 1, err, sizeof err), KF_ERR_LIMIT, "add 'z': shape [8589934592,8589934592] is too large");
     kf_graph_free(g);
 
     /* a graph with no outputs */
     g = kf_graph_new("none");
     kf_input(g, "x", KF_F32, 1, (kf_dim[]){ KF_DIM(2) });
-    FAILS(run(g, in, 1, out, 0, err, sizeof err), KF_ERR_INVALID_ARG, "graph 'none' has no outputs");
+    FAILS(0, run(g, in, 1, out, 0, err, sizeof err), KF_ERR_INVALID_ARG, "graph 'none' has no outputs");
     kf_graph_free(g);
 #undef FAILS
+}
+
+/* A graph from .kir text: literal dtypes from their context or a suffix. */
+static void test_text(void)
+{
+    static const char text[] = "kfuse 1\n"
+                               "graph t(x: f32[n], i: i32[n], h: f16[n]) -> (a, b, c, d, e, f, k) {\n"
+                               "  a = add x, 1.5\n"
+                               "  b = mul i, -2\n"
+                               "  c = select (gt x, 0.0), x, 0.25\n"
+                               "  d = cast 3.5:f16, f32\n"
+                               "  e = add 1, 2\n"
+                               "  f = add h, 0.00048828125\n" /* 2^-11: 1 + 2^-11 ties to 1 */
+                               "  k = max (cast i, f64), axes=[0], keepdims=true\n"
+                               "}\n";
+    kf_module *m = NULL;
+    CHECK_STATUS(kf_module_parse(text, sizeof text - 1, "t.kir", NULL, &m), KF_OK);
+    kf_graph *g = kf_module_find(m, "t");
+    CHECK(g != NULL);
+    if (!g) {
+        CHECK_MSG(false, "%s", kf_module_error(m));
+        kf_module_free(m);
+        return;
+    }
+    kf_host_array in[3] = { harr(KF_F32, 1, SHAPE(3), (float[]){ -1, 0, 2 }),
+                            harr(KF_I32, 1, SHAPE(3), (int32_t[]){ 1, INT32_MIN, -5 }),
+                            harr(KF_F16, 1, SHAPE(3), (uint16_t[]){ 0x3c00, 0x3c01, 0x0000 }) };
+    kf_host_array out[7];
+    char err[512];
+    CHECK_STATUS(run(g, in, 3, out, 7, err, sizeof err), KF_OK);
+    EXPECT(&out[0], KF_F32, 1, SHAPE(3), ((float[]){ 0.5f, 1.5f, 3.5f }));
+    EXPECT(&out[1], KF_I32, 1, SHAPE(3), ((int32_t[]){ -2, 0, 10 }));
+    EXPECT(&out[2], KF_F32, 1, SHAPE(3), ((float[]){ 0.25f, 0.25f, 2 }));
+    EXPECT(&out[3], KF_F32, 0, NULL, ((float[]){ 3.5f }));
+    EXPECT(&out[4], KF_I64, 0, NULL, ((int64_t[]){ 3 }));
+    EXPECT(&out[5], KF_F16, 1, SHAPE(3), ((uint16_t[]){ 0x3c00, 0x3c02, 0x1000 }));
+    EXPECT(&out[6], KF_F64, 1, SHAPE(1), ((double[]){ 1 }));
+    free_outputs(out, 7);
+    kf_module_free(m);
 }
 
 /* -- Allocation failures -------------------------------------------------------------------- */
@@ -1795,6 +1849,8 @@ void __wrap_free(void *p)
     __real_free(p);
 }
 
+/* Every allocation of kf_interpret failing in turn, on a run that succeeds
+ * and on one that ends with an index error. */
 static void test_no_memory(void)
 {
     kf_graph *g = kf_graph_new("oom");
@@ -1808,34 +1864,41 @@ static void test_no_memory(void)
     kf_output(g, kf_reduce(g, KF_OP_ARGMAX, a, 1, (int[]){ 1 }, true), "m");
     kf_output(g, x, NULL);
     CHECK_STATUS(kf_graph_verify(g), KF_OK);
-    kf_host_array in[3] = { harr(KF_F32, 2, SHAPE(2, 3), (float[]){ 1, 2, 3, 4, 5, 6 }),
-                            harr(KF_I32, 1, SHAPE(2), (int32_t[]){ 2, 0 }), harr(KF_F32, 0, NULL, (float[]){ 2 }) };
-    bool done = false;
-    for (long fail = 0; fail < 1000 && !done; fail++) {
-        char err[512] = "";
-        kf_host_array out[3];
-        alloc_ctl.count = 0;
-        alloc_ctl.live = 0;
-        alloc_ctl.fail_at = fail;
-        alloc_ctl.armed = true;
-        kf_status st = kf_interpret(g, in, 3, out, 3, err, sizeof err);
-        alloc_ctl.armed = false;
-        if (st == KF_OK) {
-            done = true;
-            CHECK(alloc_ctl.count == fail); /* every allocation was failed once */
-            CHECK(alloc_ctl.live == 3);     /* what is held is the outputs */
-            EXPECT(&out[0], KF_F32, 1, SHAPE(2), ((float[]){ 2 * (3 + 6) + 4, 2 * (1 + 4) }));
-            EXPECT(&out[1], KF_I64, 2, SHAPE(2, 1), ((int64_t[]){ 2, 2 }));
-            EXPECT(&out[2], KF_F32, 2, SHAPE(2, 3), ((float[]){ 1, 2, 3, 4, 5, 6 }));
-            free_outputs(out, 3);
-            break;
+    for (int bad = 0; bad < 2; bad++) {
+        /* a = 2x + iota = [[2,5,8],[8,11,14]], r = [10,16,22] */
+        kf_host_array in[3] = { harr(KF_F32, 2, SHAPE(2, 3), (float[]){ 1, 2, 3, 4, 5, 6 }),
+                                harr(KF_I32, 1, SHAPE(2), (int32_t[]){ 2, bad ? 3 : 0 }),
+                                harr(KF_F32, 0, NULL, (float[]){ 2 }) };
+        kf_status want = bad ? KF_ERR_INDEX : KF_OK;
+        bool done = false;
+        for (long fail = 0; fail < 1000 && !done; fail++) {
+            char err[512] = "";
+            kf_host_array out[3];
+            alloc_ctl.count = 0;
+            alloc_ctl.live = 0;
+            alloc_ctl.fail_at = fail;
+            alloc_ctl.armed = true;
+            kf_status st = kf_interpret(g, in, 3, out, 3, err, sizeof err);
+            alloc_ctl.armed = false;
+            if (st == want) {
+                done = true;
+                CHECK(alloc_ctl.count == fail); /* every allocation was failed once */
+                CHECK(alloc_ctl.live == 3);     /* what is held is the outputs */
+                EXPECT(&out[0], KF_F32, 1, SHAPE(2), ((float[]){ 22, bad ? 0 : 10 }));
+                EXPECT(&out[1], KF_I64, 2, SHAPE(2, 1), ((int64_t[]){ 2, 2 }));
+                EXPECT(&out[2], KF_F32, 2, SHAPE(2, 3), ((float[]){ 1, 2, 3, 4, 5, 6 }));
+                if (bad)
+                    CHECK_CONTAINS(txt(err), "take 't': index 3 at position [1]");
+                free_outputs(out, 3);
+                break;
+            }
+            CHECK_MSG(st == KF_ERR_NO_MEMORY, "allocation %ld failing: %s (%s)", fail, kf_status_string(st), err);
+            CHECK_MSG(alloc_ctl.live == 0, "allocation %ld failing: %ld blocks leaked", fail, alloc_ctl.live);
+            CHECK_CONTAINS(txt(err), "out of memory");
+            CHECK(out[0].data == NULL && out[1].data == NULL && out[2].data == NULL);
         }
-        CHECK_MSG(st == KF_ERR_NO_MEMORY, "allocation %ld failing: %s (%s)", fail, kf_status_string(st), err);
-        CHECK_MSG(alloc_ctl.live == 0, "allocation %ld failing: %ld blocks leaked", fail, alloc_ctl.live);
-        CHECK_CONTAINS(err, "out of memory");
-        CHECK(out[0].data == NULL && out[1].data == NULL && out[2].data == NULL);
+        CHECK(done);
     }
-    CHECK(done);
     kf_graph_free(g);
 }
 #endif
@@ -1861,6 +1924,7 @@ int main(void)
     test_reduce_floats();
     test_outputs();
     test_errors();
+    test_text();
 #ifdef KF_TEST_WRAP_MALLOC
     test_no_memory();
 #endif

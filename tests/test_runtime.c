@@ -4,7 +4,7 @@
  * outputs are poisoned first so an unwritten element fails.  Plus the
  * error paths of the C API.  Usage: test_runtime [FILE.kir...] */
 #include "check.h"
-#include "rt_common.h"
+#include "kfsample.h"
 
 #include <dirent.h>
 #include <pthread.h>

@@ -379,6 +379,8 @@ kf_status kf_cg_kernel_abi(const kf_plan *p, int k, kf_cg_kabi *a, char *err, si
     a->ntake = ki.ntake;
     a->meta_count = ki.m_count;
     a->vecw = ki.vecw;
+    a->has_c32 = kk->kind == KF_KERNEL_EW && ki.coords != 0;
+    a->has_s32 = kk->kind == KF_KERNEL_EW && ki.R >= 2;
     a->has_err = kk->has_take;
     a->has_scratch = kk->kind == KF_KERNEL_REDUCE;
     snprintf(a->prefix, sizeof a->prefix, "%s", ki.prefix);
@@ -421,6 +423,8 @@ void kf_cg_entry_name(const kf_cg_kabi *a, kf_cg_variant v, char *buf, size_t le
     if (!len)
         return;
     bool ew = v <= KF_CG_S64, red = v >= KF_CG_SEQ && v <= KF_CG_COMB;
+    if ((v == KF_CG_C32 && !a->has_c32) || (v == KF_CG_S32 && !a->has_s32))
+        ew = false;
     if ((a->kind == KF_KERNEL_EW && ew) || (a->kind == KF_KERNEL_REDUCE && red))
         snprintf(buf, len, "%s_%s", a->prefix, variant_names[v]);
     else
@@ -555,8 +559,8 @@ kf_cg_variant kf_cg_pick_variant(const kf_cg_kabi *a, const int64_t *meta, const
         }
     }
     if (contig)
-        return small ? KF_CG_C32 : KF_CG_C64;
-    return small ? KF_CG_S32 : KF_CG_S64;
+        return small && a->has_c32 ? KF_CG_C32 : KF_CG_C64;
+    return small && a->has_s32 ? KF_CG_S32 : KF_CG_S64;
 }
 
 static uint32_t grid_for(uint64_t items, uint64_t per_block, int cu, uint32_t override)

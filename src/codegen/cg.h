@@ -22,6 +22,7 @@ typedef struct kf_cg_spell {
     const char *fp64_preamble;      /* added when a module uses f64 (may be "") */
     const char *entry_pre;          /* before "void NAME": qualifiers and launch bounds; %d = block size */
     const char *fn;                 /* qualifiers of a helper or body function */
+    const char *fn_big;             /* qualifiers of a large body function (not inlined where the target allows) */
     const char *global;             /* address space of device memory pointers, with a trailing space or "" */
     const char *restrict_kw;        /* restrict keyword */
     const char *shared;             /* declaration qualifier of block-shared memory */
@@ -34,6 +35,7 @@ typedef struct kf_cg_spell {
     kf_cg_wrap f64_from_bits, f64_to_bits; /* reinterpret 64-bit unsigned <-> double */
     const char *make_uint4;         /* "make_uint4(" / "(uint4)(" */
     const char *unroll;             /* line before a loop to unroll, or "" */
+    const char *no_unroll;          /* line before a loop not to unroll, or "" */
     const char *shfl_down;          /* warp shuffle down: pre of (value, delta) call, NULL when none */
     kf_cg_bin fadd[2], fsub[2], fmul[2], fdiv[2];   /* [0] f32, [1] f64: correctly rounded, never contracted */
     const char *fsqrt[2];           /* correctly rounded square root */

@@ -61,7 +61,11 @@
  * 16-byte aligned, or is broadcast on every dim, i.e. loaded once), moved
  * with 16-byte loads and stores; s = strided (any strides, negative too).
  * 32 = 32-bit index arithmetic, usable when n and every buffer's span fit in
- * int32; 64 otherwise.  REDUCE: seq = one thread per output, a sequential
+ * int32; 64 otherwise.  The 32-bit variants exist only where they save
+ * 64-bit division (a long subroutine on GPUs, where 64-bit adds and
+ * multiplies cost little): c32 when the body reads coordinates (iota), s32
+ * when the iteration rank is 2 or more; elsewhere the 64-bit variant serves
+ * and kf_cg_entry_name gives "" for the missing one.  REDUCE: seq = one thread per output, a sequential
  * loop over the reduced elements; tile = pass 1, one block per (output,
  * tile of KF_CG_TILE_ELEMS reduced elements), writing the output directly when the
  * reduced length fits one tile, else partials to scratch; comb = pass 2, one
@@ -139,6 +143,7 @@ typedef struct kf_cg_kabi {
     int ntake;              /* take sources (args with KF_CG_BUF_TAKE, in args order) */
     int meta_count;         /* int64 entries of the meta block */
     int vecw;               /* contiguous variants: elements per thread step */
+    bool has_c32, has_s32;  /* the 32-bit EW variants exist (see "Variants") */
     bool has_err;           /* the error-flag parameter is present (k->has_take) */
     bool has_scratch;       /* the scratch parameter is present (REDUCE) */
     size_t param_bytes;     /* parameter list bytes as CUDA lays it out (limit 4 KiB) */

@@ -50,6 +50,12 @@ static void use(E *e, int h)
         e->used |= 1u << H_H2F;   /* one block defines both */
 }
 
+/* Weighted ops above which the body is a real call (compile time and code
+ * size of the variants), and lane copies above which the contiguous
+ * variants' lane loop stays a loop. */
+#define KF_CG_BIG_BODY 96
+#define KF_CG_UNROLL_MAX 256
+
 #define P(...) kf_sb_printf(e->o, __VA_ARGS__)
 #define S(s) kf_sb_puts(e->o, s)
 
@@ -503,7 +509,7 @@ static void emit_body(E *e)
     const kf_kernel *k = ki->k;
     const kf_cg_spell *sp = e->sp;
     P("/* The fused expression at one point of the iteration space. */\n");
-    P("%s void %s_body(", sp->fn, ki->prefix);
+    P("%s void %s_body(", k->nops > KF_CG_BIG_BODY ? sp->fn_big : sp->fn, ki->prefix);
     lst l = { e->o, 0, e->o->len };
     for (int b = 0; b < k->nargs; b++)
         if (ki->arg_ew[b])
@@ -700,28 +706,68 @@ static void addr(E *e, kf_strbuf *o, int b)
         kf_sb_putc(o, '0');
 }
 
+/* Is the coordinate of iteration dim d read (by a buffer's address or by
+ * the body)? */
+static bool coord_used(const E *e, int d)
+{
+    if (e->ki->coords & (1u << d))
+        return true;
+    for (int b = 0; b < e->ki->nb; b++)
+        if (buf_dim(e, b, d))
+            return true;
+    return false;
+}
+
+/* The dims (d<d> locals) coords_from reads for mask 'dims'. */
+static uint8_t coord_dims(const E *e, uint8_t dims)
+{
+    int last = -1, lowest_used = -1;
+    for (int d = 0; d < e->ki->R; d++)
+        if (dims & (1u << d)) {
+            if (last < 0)
+                last = d;
+            if (lowest_used < 0 && coord_used(e, d))
+                lowest_used = d;
+        }
+    uint8_t need = 0;
+    for (int d = lowest_used < 0 ? e->ki->R : lowest_used; d < e->ki->R; d++)
+        if ((dims & (1u << d)) && d != last && (coord_used(e, d) || d > lowest_used))
+            need |= (uint8_t)(1u << d);
+    return need;
+}
+
 /* Coordinates of dims in mask 'dims' (ascending) from linear index var,
  * row-major over just those dims: the last is fastest. */
 static void coords_from(E *e, ix t, uint8_t dims, const char *var, const char *ind)
 {
     int last = -1, cnt = 0;
+    bool any = false;
     for (int d = 0; d < e->ki->R; d++)
         if (dims & (1u << d)) {
             if (last < 0)
                 last = d;
             cnt++;
+            any = any || coord_used(e, d);
         }
-    if (!cnt)
+    if (!any)
         return;
+    int lowest_used = e->ki->R;
+    for (int d = 0; d < e->ki->R; d++)
+        if ((dims & (1u << d)) && coord_used(e, d)) {
+            lowest_used = d;
+            break;
+        }
     P("%s%s t = %s;\n", ind, t.IX, var);
-    for (int d = e->ki->R - 1; d >= 0; d--) {
+    for (int d = e->ki->R - 1; d >= lowest_used; d--) {
         if (!(dims & (1u << d)))
             continue;
         if (d == last) {
             P("%sconst %s c%d = (%s)t;\n", ind, t.SX, d, t.SX);
         } else {
-            P("%sconst %s c%d = (%s)(t %% d%d);\n", ind, t.SX, d, t.SX, d);
-            P("%st /= d%d;\n", ind, d);
+            if (coord_used(e, d))
+                P("%sconst %s c%d = (%s)(t %% d%d);\n", ind, t.SX, d, t.SX, d);
+            if (d > lowest_used)
+                P("%st /= d%d;\n", ind, d);
         }
     }
 }
@@ -838,7 +884,7 @@ static void emit_ew_strided(E *e, bool w64)
     prologue(e, true);
     P("    const %s n = (%s)m.v[0];\n", t.IX, t.IX);
     uint8_t all = (uint8_t)((1u << ki->R) - 1);
-    dims_decl(e, t, (uint8_t)(all & ~1u));
+    dims_decl(e, t, coord_dims(e, all));
     strides_decl(e, t, true);
     bcast_loads(e);
     grid_loop_vars(e, t);
@@ -917,8 +963,16 @@ static void emit_ew_contig(E *e, bool w64)
     P("    const %s n = (%s)m.v[0];\n", t.IX, t.IX);
     P("    const %s nvec = n / %d; /* steps of %d elements */\n", t.IX, W, W);
     if (ki->coords) {
-        dims_decl(e, t, (uint8_t)((1u << ki->R) - 1));
-        for (int d = ki->R - 1; d >= 0; d--) {
+        /* in<d>: elements per step of dim d; c<d> = i / in<d> % d<d> */
+        int minc = 0;
+        while (!(ki->coords & (1u << minc)))
+            minc++;
+        uint8_t need = 0;
+        for (int d = minc + 1; d < ki->R; d++)
+            need |= (uint8_t)(1u << d);
+        need |= (uint8_t)(ki->coords & ~1u);
+        dims_decl(e, t, need);
+        for (int d = ki->R - 1; d >= minc; d--) {
             if (d == ki->R - 1)
                 P("    const %s in%d = 1;\n", t.IX, d);
             else
@@ -948,8 +1002,9 @@ static void emit_ew_contig(E *e, bool w64)
             P("        %s w%d[%d] = { 0 };\n", U32(e), b, words);
         }
     }
-    if (sp->unroll[0])
-        P("%s\n", sp->unroll);
+    const char *unroll = W * (k->nnodes + ki->nb) <= KF_CG_UNROLL_MAX ? sp->unroll : sp->no_unroll;
+    if (unroll[0])
+        P("%s\n", unroll);
     P("        for (int l = 0; l < %d; l++) {\n", W);
     if (ki->coords) {
         P("            const %s i = iv * %d + (%s)l;\n", t.IX, W, t.IX);
@@ -1232,8 +1287,7 @@ static void emit_red_seq(E *e)
     coords_from(e, t, kept_mask(e), "o", "        ");
     red_decl(e, "        ");
     P("        for (%s ri = 0; ri < L; ri++) {\n", t.IX);
-    P("            %s u = ri;\n", t.IX);
-    red_point(e, t, "u", "            ");
+    red_point(e, t, "ri", "            ");
     P("        }\n");
     red_final(e, "        ");
     P("    }\n}\n\n");
@@ -1353,7 +1407,9 @@ static void emit_red_tile(E *e)
     P("    const %s lid = (%s)%s;\n", t.IX, t.IX, sp->lid);
     scratch_decl(e, t);
     P("    for (%s w = (%s)%s; w < np; w += (%s)%s) {\n", t.IX, t.IX, sp->bid, t.IX, sp->gdim);
-    P("        const %s o = w / ntiles, tile = w %% ntiles;\n", t.IX);
+    if (kept_mask(e))
+        P("        const %s o = w / ntiles;\n", t.IX);
+    P("        const %s tile = w %% ntiles;\n", t.IX);
     coords_from(e, t, kept_mask(e), "o", "        ");
     red_decl(e, "        ");
     P("        for (int kk = 0; kk < %d; kk++) {\n", KF_CG_TILE_ELEMS / KF_CG_BLOCK);
@@ -1461,9 +1517,12 @@ static void emit_kernel(E *e)
     P("typedef struct {\n    %s v[%d];\n} %s_meta;\n\n", I64(e), ki->m_count, ki->prefix);
     emit_body(e);
     if (k->kind == KF_KERNEL_EW) {
-        emit_ew_contig(e, false);
+        /* the 32-bit variants only where they save 64-bit division (abi.c) */
+        if (ki->coords)
+            emit_ew_contig(e, false);
         emit_ew_contig(e, true);
-        emit_ew_strided(e, false);
+        if (ki->R >= 2)
+            emit_ew_strided(e, false);
         emit_ew_strided(e, true);
     } else {
         emit_red_seq(e);

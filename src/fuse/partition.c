@@ -1,25 +1,30 @@
 /* Pass partition: group the graph's nodes into kernels (DESIGN.md, Fusion).
  *
- * Roots are the nodes a kernel writes to memory: graph outputs, reductions,
- * the arrays take gathers from, and stored intermediates.  Every other
- * computed node is evaluated, in registers, inside each kernel whose roots
- * need it (their cone, cut at leaves and roots).  The pass repeats three
- * steps until nothing changes:
+ * Roots are the nodes a kernel writes to memory: graph outputs (leaves
+ * included: a kernel copies or fills them), reductions, the arrays take
+ * gathers from, and stored intermediates.  Every other computed node is
+ * evaluated, in registers, inside each kernel whose roots need it (their
+ * cone, cut at leaves and roots).  First the expensive nodes shared by two
+ * roots are stored (step 2 with every root a kernel of its own, so no cone
+ * walk below runs through one of them again and again); then the pass
+ * repeats three steps until nothing changes:
  *  1. group: roots in node order join a kernel with the same key (EW: the
  *     root's exact shape; REDUCE: operand shape and axes mask; plus a split
  *     tag) unless that would make a kernel read what it writes itself or
- *     close a cycle between kernels; else they start a new kernel.  Inside
- *     one EW kernel a root reads another root of the same kernel from
- *     registers (same shape: the elements line up), except through take.
+ *     close a cycle between kernels (a bounded search: too far counts as a
+ *     cycle); else they start a new kernel.  Inside one EW kernel a root
+ *     reads another root of the same kernel from registers (same shape: the
+ *     elements line up), except through take, which always reads memory.
  *  2. share: a computed node needed by two kernels is recomputed in each
  *     when its cone costs at most opt.recompute_max weighted ops, else it
- *     becomes a stored root.
+ *     becomes a stored root; a stored one that only its own kernel needs
+ *     goes back to registers (once).
  *  3. limits: a kernel over opt.max_ops or opt.max_param_bytes gives the
- *     upper half of its roots a new split tag when it has several, else
- *     stores the node at about half its ops (or half its arrays) under a new
- *     tag, cutting its cone in two.
- * Each round adds a root or a tag, so the loop ends; the walks are all
- * iterative, over node indices (operands before users). */
+ *     upper half of its roots a new split tag when it has several, else is
+ *     cut in two: the nodes that cross a cut near half its ops (or half its
+ *     arrays) become roots under a new tag.
+ * Each round adds a root or a tag or turns a stored node back once, so the
+ * loop ends; every walk is iterative, over node indices (operands first). */
 #include "plan.h"
 
 #include <stdlib.h>
@@ -49,9 +54,12 @@ static bool push(ivec *a, int32_t x)
 /* -- State ----------------------------------------------------------------------------- */
 
 enum { VIA_OTHER = 1, VIA_TAKE = 2 };
+/* Why a computed node is a root (pt->mat): an output, a reduction or a
+ * take's array; stored because kernels share it; stored to cut a kernel. */
+enum { MAT_NO, MAT_ROOT, MAT_SHARED, MAT_CUT };
 enum { SHARE_NONE = -1, SHARE_MANY = -2 };
 #define MAX_CANDIDATES 4       /* kernels of one key tried before starting a new one */
-#define CYCLE_BUDGET 4096      /* kernels visited looking for a cycle; more counts as one */
+#define CYCLE_BUDGET 64        /* kernels visited looking for a cycle; more counts as one */
 
 typedef struct pkern {
     uint8_t kind;      /* kf_kernel_kind */
@@ -69,7 +77,8 @@ typedef struct part {
     kf_pipeline *p;
     const kf_graph *g;
     int32_t n;
-    uint8_t *live, *is_out, *mat;
+    uint8_t *live, *is_out, *mat;  /* mat: MAT_* */
+    uint8_t *demoted;          /* a MAT_SHARED root was turned back once */
     int32_t *tag, ntags;
     int32_t *kof;              /* root -> kernel */
     int32_t *share;            /* computed node -> kernel using it, SHARE_NONE or SHARE_MANY */
@@ -85,6 +94,8 @@ typedef struct part {
     ivec reads;                /* roots the current walk reads */
     uint32_t *ktarget, *kvisit, kstamp;
     int32_t *queue;
+    int32_t *pos;              /* node -> position in the kernel being cut */
+    int64_t *prefix;
 } part;
 
 static kf_status nomem(part *pt, const char *what)
@@ -142,6 +153,7 @@ static void part_free(part *pt)
     free(pt->live);
     free(pt->is_out);
     free(pt->mat);
+    free(pt->demoted);
     free(pt->tag);
     free(pt->kof);
     free(pt->share);
@@ -155,6 +167,8 @@ static void part_free(part *pt)
     free(pt->ktarget);
     free(pt->kvisit);
     free(pt->queue);
+    free(pt->pos);
+    free(pt->prefix);
 }
 
 static kf_status part_init(part *pt, kf_pipeline *p)
@@ -171,6 +185,7 @@ static kf_status part_init(part *pt, kf_pipeline *p)
     pt->live = calloc(n1, 1);
     pt->is_out = calloc(n1, 1);
     pt->mat = calloc(n1, 1);
+    pt->demoted = calloc(n1, 1);
     pt->tag = calloc(n1, sizeof *pt->tag);
     pt->kof = malloc(n1 * sizeof *pt->kof);
     pt->share = malloc(n1 * sizeof *pt->share);
@@ -183,8 +198,10 @@ static kf_status part_init(part *pt, kf_pipeline *p)
     pt->ktarget = calloc(n1, sizeof *pt->ktarget);
     pt->kvisit = calloc(n1, sizeof *pt->kvisit);
     pt->queue = malloc(n1 * sizeof *pt->queue);
-    if (!pt->live || !pt->is_out || !pt->mat || !pt->tag || !pt->kof || !pt->share || !pt->tkey || !pt->tval ||
-        !pt->vis || !pt->rseen || !pt->rflag || !pt->stack || !pt->ktarget || !pt->kvisit || !pt->queue)
+    pt->pos = malloc(n1 * sizeof *pt->pos);
+    pt->prefix = malloc(n1 * sizeof *pt->prefix);
+    if (!pt->live || !pt->is_out || !pt->mat || !pt->demoted || !pt->tag || !pt->kof || !pt->share || !pt->tkey || !pt->tval ||
+        !pt->vis || !pt->rseen || !pt->rflag || !pt->stack || !pt->ktarget || !pt->kvisit || !pt->queue || !pt->pos || !pt->prefix)
         return nomem(pt, "for its tables");
     /* live nodes, and the roots every plan has */
     for (int32_t i = 0; i < g->noutputs; i++)
@@ -198,9 +215,9 @@ static kf_status part_init(part *pt, kf_pipeline *p)
         if (is_leaf(g, n))
             continue;
         if (pt->is_out[n] || is_reduce(g, n))
-            pt->mat[n] = 1;
+            pt->mat[n] = MAT_ROOT;
         if (x->op == KF_OP_TAKE && !is_leaf(g, x->args[0]))
-            pt->mat[x->args[0]] = 1;
+            pt->mat[x->args[0]] = MAT_ROOT;
     }
     return KF_OK;
 }
@@ -391,39 +408,51 @@ static kf_status group(part *pt)
 
 /* -- Step 2: shared intermediates ---------------------------------------------------------- */
 
-/* Store every computed node that two kernels need and that costs more than
- * recompute_max; true when any was stored. */
-static bool share(part *pt)
+static void remove_member(pkern *k, int32_t m)
+{
+    int32_t j = 0;
+    for (int32_t i = 0; i < k->members.n; i++)
+        if (k->members.v[i] != m)
+            k->members.v[j++] = k->members.v[i];
+    k->members.n = j;
+}
+
+/* Two sweeps.  Backwards (a node's users all come after it): for every
+ * computed node, the one kernel that uses it or SHARE_MANY; with pre,
+ * before any grouping, every root counts as a kernel of its own.  A
+ * MAT_SHARED root whose users all sit in its own (EW) kernel turns back into
+ * a node computed in registers there (once per node, and only when its cone
+ * is within max_ops, so no walk through it grows without bound).  Forwards,
+ * so the costs below a node are settled when it is costed: a node used by
+ * many kernels whose cone costs more than recompute_max is stored.  Storing
+ * the expensive shared nodes before the first grouping (pre) keeps every
+ * cone walk of the grouping short.  True when a node was stored. */
+static bool share(part *pt, bool pre)
 {
     const kf_graph *g = pt->g;
-    uint32_t rmax = pt->p->opt.recompute_max;
-    int32_t placeholder = pt->nk;
+    const kf_fuse_options *opt = &pt->p->opt;
     bool changed = false;
     for (int32_t n = 0; n < pt->n; n++)
         pt->share[n] = SHARE_NONE;
-    /* users come after their operands: walking backwards, a node's users
-     * have all told it which kernel they are in */
     for (int32_t n = pt->n - 1; n >= 0; n--) {
         if (!pt->live[n] || is_leaf(g, n))
             continue;
-        int32_t k;
-        if (pt->mat[n]) {
-            k = pt->kof[n] >= 0 ? pt->kof[n] : placeholder++;
-        } else {
-            k = pt->share[n];
-            if (k == SHARE_NONE)
-                continue;
-            if (k == SHARE_MANY && cone_cost(pt, n, rmax) > rmax) {
-                pt->mat[n] = 1;
-                pt->tag[n] = 0;
-                k = placeholder++;
-                changed = true;
-            }
+        int32_t k = pt->share[n];
+        if (pt->mat[n] == MAT_SHARED && !pre && !pt->demoted[n] && k >= 0 && k == pt->kof[n] &&
+            cone_cost(pt, n, opt->max_ops) <= opt->max_ops) {
+            pt->mat[n] = MAT_NO;
+            pt->demoted[n] = 1;
+            remove_member(&pt->ks[k], n);
+            pt->kof[n] = -1;
+        } else if (pt->mat[n]) {
+            k = pre ? n : pt->kof[n];
+        } else if (k == SHARE_NONE) {
+            continue;
         }
         const kf_irnode *x = &g->nodes[n];
         for (int a = 0; a < x->nargs; a++) {
             int32_t o = x->args[a];
-            if (is_leaf(g, o) || pt->mat[o])
+            if (is_leaf(g, o))
                 continue;
             if (pt->share[o] == SHARE_NONE)
                 pt->share[o] = k;
@@ -431,6 +460,13 @@ static bool share(part *pt)
                 pt->share[o] = SHARE_MANY;
         }
     }
+    for (int32_t n = 0; n < pt->n; n++)
+        if (pt->live[n] && !pt->mat[n] && pt->share[n] == SHARE_MANY && !is_leaf(g, n) &&
+            cone_cost(pt, n, opt->recompute_max) > opt->recompute_max) {
+            pt->mat[n] = MAT_SHARED;
+            pt->tag[n] = 0;
+            changed = true;
+        }
     return changed;
 }
 
@@ -464,8 +500,11 @@ static kf_status build_kernel(part *pt, int32_t i, kf_kernel *out)
     ivec nodes = { 0 };
     memset(out, 0, sizeof *out);
     out->kind = (kf_kernel_kind)pk->kind;
-    out->space = pk->space;
     out->axes = pk->axes;
+    /* the first root's space (the one the kernel started with may have
+     * gone back to registers since; all have the same shape) */
+    uint8_t kind, axes;
+    root_key(pt, pk->members.v[0], &kind, &out->space, &axes);
     for (int32_t j = 0; j < pk->members.n; j++) {
         int32_t m = pk->members.v[j];
         if (!is_leaf(g, m) && !push(&nodes, m))
@@ -511,48 +550,78 @@ oom:
     return nomem(pt, "building a kernel");
 }
 
-/* Pick the node that cuts single-root kernel k about in half: by weighted
- * ops when over max_ops, else by the arrays and scalars it reads. */
-static int32_t pick_cut(part *pt, const kf_kernel *k, int32_t root, bool by_ops)
+/* Cut single-root kernel k in two: with its nodes in order (operands
+ * first), a cut after position h splits them into a prefix and a suffix;
+ * the prefix nodes the suffix still reads (the frontier) become roots under
+ * one new tag, so the prefix is computed by kernels of its own and the
+ * suffix reads the frontier from memory.  h is taken where the prefix holds
+ * a quarter to three quarters of the kernel's weighted ops (by_ops) or of
+ * the arrays and scalars it reads, with the smallest frontier, then closest
+ * to half.  False when k has nothing to cut (its root alone). */
+static bool cut_kernel(part *pt, const kf_kernel *k, bool by_ops)
 {
     const kf_graph *g = pt->g;
-    int32_t last = -1;
-    if (by_ops) {
-        uint64_t acc = 0, half = k->nops / 2;
-        for (int32_t i = 0; i < k->nnodes; i++) {
-            int32_t n = k->nodes[i];
-            if (n == root)
-                continue;
-            last = n;
-            acc += kf_fuse_op_weight((kf_op)g->nodes[n].op);
-            if (acc >= half)
-                return n;
-        }
-        return last;
-    }
-    /* in-kernel nodes carry the kernel's stamp from build_kernel: mark them
-     * again, then count first reads in node order */
+    int32_t nn = k->nnodes;
+    if (nn < 2)
+        return false;
+    int32_t *last = pt->queue;      /* scratch: last user's position, per position */
+    int32_t *delta = pt->share;     /* scratch: frontier size changes, per position */
+    int64_t *w = pt->prefix;        /* scratch: prefix measure, per position */
     uint32_t ks = ++pt->vstamp, rs = ++pt->rstamp;
-    for (int32_t i = 0; i < k->nnodes; i++)
+    for (int32_t i = 0; i < nn; i++) {
         pt->vis[k->nodes[i]] = ks;
-    int32_t total = k->nargs + k->nscalars, acc = 0;
-    for (int32_t i = 0; i < k->nnodes; i++) {
-        int32_t n = k->nodes[i];
-        const kf_irnode *x = &g->nodes[n];
+        pt->pos[k->nodes[i]] = i;
+        last[i] = i;
+        delta[i] = 0;
+    }
+    int64_t acc = 0;
+    for (int32_t i = 0; i < nn; i++) {
+        const kf_irnode *x = &g->nodes[k->nodes[i]];
+        if (by_ops)
+            acc += kf_fuse_op_weight((kf_op)x->op);
         for (int a = 0; a < x->nargs; a++) {
             int32_t o = x->args[a];
-            if (pt->vis[o] == ks || g->nodes[o].op == KF_OP_CONST || pt->rseen[o] == rs)
-                continue;
-            pt->rseen[o] = rs;
-            acc++;
+            if (pt->vis[o] == ks) {
+                last[pt->pos[o]] = i;
+            } else if (!by_ops && g->nodes[o].op != KF_OP_CONST && pt->rseen[o] != rs) {
+                pt->rseen[o] = rs;
+                acc++;
+            }
         }
-        if (n == root)
-            continue;
-        last = n;
-        if (2 * acc >= total)
-            return n;
+        w[i] = acc;
     }
-    return last;
+    for (int32_t i = 0; i < nn; i++)
+        if (last[i] > i) {
+            delta[i]++;
+            delta[last[i]]--;
+        }
+    int64_t total = w[nn - 1];
+    int32_t best = -1;
+    int64_t best_f = 0, best_d = 0;
+    for (int pass = 0; pass < 2 && best < 0; pass++) {
+        int64_t f = 0;
+        for (int32_t h = 0; h < nn - 1; h++) {
+            f += delta[h];
+            bool in_window = 4 * w[h] >= total && 4 * w[h] <= 3 * total;
+            if (pass == 0 && !in_window)
+                continue;
+            int64_t d = 2 * w[h] - total;
+            if (d < 0)
+                d = -d;
+            if (best < 0 || f < best_f || (f == best_f && d < best_d)) {
+                best = h;
+                best_f = f;
+                best_d = d;
+            }
+        }
+    }
+    int32_t t = ++pt->ntags;
+    for (int32_t i = 0; i <= best; i++)
+        if (last[i] > best) {
+            pt->mat[k->nodes[i]] = MAT_CUT;
+            pt->tag[k->nodes[i]] = t;
+        }
+    return true;
 }
 
 /* Check every kernel against the limits and split those over them.
@@ -569,6 +638,12 @@ static kf_status limits(part *pt, kf_kernel **out, bool *changed)
     kf_status s = KF_OK;
     int32_t built = 0;
     for (; built < pt->nk && s == KF_OK; built++) {
+        if (pt->ks[built].members.n == 0) {
+            snprintf(pt->p->err, sizeof pt->p->err, "partition: kernel %d of graph '%s' lost all its roots (a kfuse bug)",
+                     (int)built, g->name);
+            s = KF_ERR_INVALID_ARG;
+            break;
+        }
         s = build_kernel(pt, built, &ks[built]);
         if (s != KF_OK)
             break;
@@ -588,8 +663,7 @@ static kf_status limits(part *pt, kf_kernel **out, bool *changed)
             continue;
         }
         int32_t root = pk->members.v[0];
-        int32_t cut = pick_cut(pt, k, root, over_ops);
-        if (cut < 0) {
+        if (!cut_kernel(pt, k, over_ops)) {
             char nm[128];
             kf_fuse_node_name(g, root, nm, sizeof nm);
             snprintf(pt->p->err, sizeof pt->p->err,
@@ -600,8 +674,6 @@ static kf_status limits(part *pt, kf_kernel **out, bool *changed)
             built++;
             break;
         }
-        pt->mat[cut] = 1;
-        pt->tag[cut] = ++pt->ntags;
     }
     if (s != KF_OK || *changed) {
         free_kernels(ks, built);
@@ -624,6 +696,8 @@ kf_status kf_pass_partition(kf_pipeline *p)
     kf_kernel *ks = NULL;
     /* every round adds a root or a split tag: at most a few per node */
     int64_t max_rounds = 4 * (int64_t)pt.n + 64;
+    if (s == KF_OK)
+        share(&pt, true);
     for (int64_t round = 0; s == KF_OK; round++) {
         if (round > max_rounds) {
             snprintf(p->err, sizeof p->err, "partition: graph '%s' did not settle after %lld rounds", p->g->name,
@@ -632,8 +706,7 @@ kf_status kf_pass_partition(kf_pipeline *p)
             break;
         }
         s = group(&pt);
-        if (getenv("KFDEBUG")) { int32_t mr=0, md=0, mm=0; int64_t tr=0; for (int32_t k=0;k<pt.nk;k++){ if(pt.ks[k].readers.n>mr)mr=pt.ks[k].readers.n; if(pt.ks[k].deps.n>md)md=pt.ks[k].deps.n; if(pt.ks[k].members.n>mm)mm=pt.ks[k].members.n; tr+=pt.ks[k].readers.n;} fprintf(stderr,"round %lld nk %d maxreaders %d maxdeps %d maxmembers %d total readers %lld\n",(long long)round,pt.nk,mr,md,mm,(long long)tr); }
-        if (s != KF_OK || share(&pt))
+        if (s != KF_OK || share(&pt, false))
             continue;
         bool changed;
         s = limits(&pt, &ks, &changed);

@@ -30,7 +30,17 @@ uint32_t kf_kernel_param_bytes(const kf_graph *g, const kf_kernel *k)
 {
     uint64_t r = k->space >= 0 && k->space < g->nnodes ? g->nodes[k->space].rank : 0;
     uint64_t nb = (uint64_t)k->nargs + (uint64_t)k->nouts;
-    uint64_t b = 8 * nb + 8 * (1 + r + nb * r + nb) + 8 * (uint64_t)k->nscalars;
+    /* take sources: args read as take's array, each counted once */
+    uint64_t nt = 0;
+    for (int32_t i = 0; i < k->nargs; i++) {
+        bool src = false;
+        for (int32_t j = 0; j < k->nnodes && !src; j++) {
+            const kf_irnode *x = &g->nodes[k->nodes[j]];
+            src = x->op == KF_OP_TAKE && x->args[0] == k->args[i];
+        }
+        nt += src;
+    }
+    uint64_t b = 8 * nb + 8 * (1 + r + nb * r + nb + 2 * nt) + 8 * (uint64_t)k->nscalars;
     if (k->has_take)
         b += 8;
     if (k->kind == KF_KERNEL_REDUCE)

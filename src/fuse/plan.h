@@ -102,9 +102,11 @@ void kf_pipeline_clear(kf_pipeline *p);
 uint32_t kf_fuse_op_weight(kf_op op);
 
 /* Kernel parameter bytes as partition limits them: 8 per pointer (args and
- * outs), 8 * (1 + R + NB*R + NB) for the meta block (R = rank of the
- * iteration space, NB = nargs + nouts), 8 per scalar, 8 for the take flag
- * when has_take, 8 for the reduction scratch pointer of a REDUCE kernel. */
+ * outs), 8 * (1 + R + NB*R + NB + 2*NT) for the meta block (R = rank of the
+ * iteration space, NB = nargs + nouts, NT = args that a take gathers from:
+ * codegen's meta carries their length and stride), 8 per scalar, 8 for the
+ * take flag when has_take, 8 for the reduction scratch pointer of a REDUCE
+ * kernel.  An upper bound of codegen's exact CUDA layout (kf_cg_kabi). */
 uint32_t kf_kernel_param_bytes(const kf_graph *g, const kf_kernel *k);
 
 /* Fill k->args, scalars, has_take and nops from k->nodes and k->outs (the

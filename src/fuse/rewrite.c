@@ -193,12 +193,28 @@ kf_status kf_rebuild_finish(kf_pipeline *p, kf_rebuild *rb)
     for (int32_t n = 0; n < g->nnodes && g->status == KF_OK; n++)
         if (rb->name[n])
             kf_set_name(g, n, rb->name[n]);
-    for (int32_t i = 0; i < old->noutputs && g->status == KF_OK; i++) {
-        int32_t o = old->outputs[i];
-        if (rb->map[o] == KF_NONE)
-            kf_ir_fail(g, KF_ERR_INVALID_ARG, KF_NONE, "rewrite: output '%s' was dropped", old->nodes[o].name);
+    /* outputs set directly: kf_output's duplicate check is linear per
+     * call, and the rules above already keep one output per node (checked
+     * here with 'claimed' as scratch) */
+    if (g->status == KF_OK && old->noutputs > 0) {
+        g->outputs = malloc((size_t)old->noutputs * sizeof *g->outputs);
+        if (!g->outputs)
+            kf_ir_fail(g, KF_ERR_NO_MEMORY, KF_NONE, "out of memory rewriting the outputs");
         else
-            kf_output(g, rb->map[o], old->nodes[o].name);
+            g->outcap = old->noutputs;
+        memset(rb->claimed, 0, (size_t)rb->cap);
+    }
+    for (int32_t i = 0; i < old->noutputs && g->status == KF_OK; i++) {
+        int32_t o = old->outputs[i], n = rb->map[o];
+        const char *nm = old->nodes[o].name;
+        if (n == KF_NONE) {
+            kf_ir_fail(g, KF_ERR_INVALID_ARG, KF_NONE, "rewrite: output '%s' was dropped", nm);
+        } else if (rb->claimed[n] || !g->nodes[n].name || strcmp(g->nodes[n].name, nm) != 0) {
+            kf_ir_fail(g, KF_ERR_INVALID_ARG, n, "rewrite: output '%s' lost its node or its name", nm);
+        } else {
+            rb->claimed[n] = 1;
+            g->outputs[g->noutputs++] = n;
+        }
     }
     kf_status s = g->status;
     if (s != KF_OK) {

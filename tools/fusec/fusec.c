@@ -1,7 +1,10 @@
 /* fusec: the kfuse command line.  One table of subcommands; each takes its
  * own arguments and returns the exit status: 0 success, 1 user error (a bad
  * file, a parse error; message on stderr), 2 usage error. */
+#include "codegen.h"
+#include "kfsample.h"
 #include "kfuse.h"
+#include "plan.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,11 +21,17 @@ typedef struct fusec_cmd {
 
 static int cmd_check(int argc, char **argv);
 static int cmd_dump(int argc, char **argv);
+static int cmd_emit(int argc, char **argv);
+static int cmd_run(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
 
 static const fusec_cmd commands[] = {
     { "check", cmd_check, "FILE...", "parse and verify each file" },
-    { "dump", cmd_dump, "FILE [--graph NAME]", "print the module (or one graph) as parsed and verified" },
+    { "dump", cmd_dump, "[--after PASS] FILE [--graph NAME]",
+      "print the IR as parsed, or after PASS (verify fold cse dce: IR; partition schedule: the plan)" },
+    { "emit", cmd_emit, "--target cuda|opencl FILE [--graph NAME]", "print the generated kernel source" },
+    { "run", cmd_run, "FILE [--graph NAME] [--backend B] [--dim n=N]... [--check] [--repeat R] [--seed S]",
+      "run a graph on random inputs, print device time per run; --check compares with the interpreter" },
     { "help", cmd_help, "[COMMAND]", "show this help, or one command's" },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -97,15 +106,44 @@ static int cmd_check(int argc, char **argv)
     return rc;
 }
 
+static bool known_pass(const char *name)
+{
+    for (int i = 0; kf_fuse_pass_names[i]; i++)
+        if (strcmp(kf_fuse_pass_names[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* Print g after the pipeline ran up to pass 'after'. */
+static int dump_after(const kf_graph *g, const char *after)
+{
+    kf_pipeline p;
+    kf_status s = kf_fuse(g, NULL, after, &p);
+    if (s != KF_OK) {
+        fprintf(stderr, "fusec: %s: %s\n", kf_graph_name(g), p.err);
+        return EXIT_USER;
+    }
+    if (p.plan)
+        kf_plan_print(p.plan, stdout);
+    else
+        kf_graph_print(p.g, stdout);
+    kf_pipeline_clear(&p);
+    return 0;
+}
+
 static int cmd_dump(int argc, char **argv)
 {
     const fusec_cmd *c = find_cmd("dump");
-    const char *file = NULL, *graph = NULL;
+    const char *file = NULL, *graph = NULL, *after = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--graph") == 0) {
             if (i + 1 >= argc)
                 return usage_error(c, "%s", "--graph needs a NAME");
             graph = argv[++i];
+        } else if (strcmp(argv[i], "--after") == 0) {
+            if (i + 1 >= argc)
+                return usage_error(c, "%s", "--after needs a PASS");
+            after = argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1] != 0) {
             return usage_error(c, "unknown option '%s'", argv[i]);
         } else if (file) {
@@ -116,9 +154,22 @@ static int cmd_dump(int argc, char **argv)
     }
     if (!file)
         return usage_error(c, "%s", "missing FILE");
+    if (after && !known_pass(after))
+        return usage_error(c, "unknown pass '%s' (verify fold cse dce partition schedule)", after);
     kf_module *m = load(file);
     if (!m)
         return EXIT_USER;
+    if (after) {
+        int rc = 0;
+        for (int i = 0; i < kf_module_num_graphs(m) && rc == 0; i++) {
+            kf_graph *g = kf_module_graph(m, i);
+            if (graph && strcmp(kf_graph_name(g), graph) != 0)
+                continue;
+            rc = dump_after(g, after);
+        }
+        kf_module_free(m);
+        return rc;
+    }
     kf_status s;
     if (graph) {
         kf_graph *g = kf_module_find(m, graph);
@@ -137,6 +188,291 @@ static int cmd_dump(int argc, char **argv)
         return EXIT_USER;
     }
     return 0;
+}
+
+/* The graphs a command works on: --graph NAME, or every graph. */
+static kf_graph *pick_graph(kf_module *m, const char *file, const char *name)
+{
+    kf_graph *g = name ? kf_module_find(m, name) : kf_module_graph(m, 0);
+    if (!g)
+        fprintf(stderr, "fusec: %s: %s\n", file, name ? "no graph of that name" : "no graphs");
+    return g;
+}
+
+static int cmd_emit(int argc, char **argv)
+{
+    const fusec_cmd *c = find_cmd("emit");
+    const char *file = NULL, *graph = NULL, *target = NULL;
+    for (int i = 1; i < argc; i++) {
+        if ((strcmp(argv[i], "--graph") == 0 || strcmp(argv[i], "--target") == 0) && i + 1 < argc) {
+            *(argv[i][2] == 'g' ? &graph : &target) = argv[i + 1];
+            i++;
+        } else if (argv[i][0] == '-' && argv[i][1] != 0) {
+            return usage_error(c, "unknown option or missing value '%s'", argv[i]);
+        } else if (file) {
+            return usage_error(c, "unexpected argument '%s' (one FILE)", argv[i]);
+        } else {
+            file = argv[i];
+        }
+    }
+    if (!file || !target)
+        return usage_error(c, "%s", file ? "missing --target" : "missing FILE");
+    kf_target t;
+    if (strcmp(target, "cuda") == 0)
+        t = KF_TARGET_CUDA;
+    else if (strcmp(target, "opencl") == 0)
+        t = KF_TARGET_OPENCL;
+    else
+        return usage_error(c, "unknown target '%s' (cuda, opencl)", target);
+    kf_module *m = load(file);
+    if (!m)
+        return EXIT_USER;
+    int rc = 0;
+    for (int i = 0; i < kf_module_num_graphs(m) && rc == 0; i++) {
+        kf_graph *g = kf_module_graph(m, i);
+        if (graph && strcmp(kf_graph_name(g), graph) != 0)
+            continue;
+        kf_pipeline p;
+        kf_strbuf sb = KF_STRBUF_INIT;
+        char err[512] = "";
+        kf_status s = kf_fuse(g, NULL, NULL, &p);
+        if (s == KF_OK)
+            s = kf_cg_emit(p.plan, t, NULL, &sb, err, sizeof err);
+        else
+            snprintf(err, sizeof err, "%s", p.err);
+        if (s == KF_OK && !kf_sb_failed(&sb))
+            fputs(kf_sb_str(&sb), stdout);
+        else {
+            fprintf(stderr, "fusec: %s: %s\n", kf_graph_name(g), err[0] ? err : "out of memory");
+            rc = EXIT_USER;
+        }
+        kf_sb_free(&sb);
+        kf_pipeline_clear(&p);
+    }
+    kf_module_free(m);
+    return rc;
+}
+
+/* -- fusec run ------------------------------------------------------------------- */
+
+typedef struct run_opts {
+    const char *file, *graph;
+    kf_backend backend;
+    int repeat;
+    uint64_t seed;
+    bool check;
+    int ndims;
+    const char *dimname[32];
+    int64_t dimval[32];
+} run_opts;
+
+static int compare_median(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+static int run_graph(kf_context *ctx, const kf_graph *g, const run_opts *o)
+{
+    int64_t symval[64];
+    int nin = kf_graph_num_inputs(g), nout = kf_graph_num_outputs(g), rc = EXIT_USER;
+    if (g->nsyms > 64) {
+        fprintf(stderr, "fusec: more than 64 symbols\n");
+        return EXIT_USER;
+    }
+    for (int32_t s = 0; s < g->nsyms; s++) {
+        symval[s] = 1 << 20;
+        for (int d = 0; d < o->ndims; d++)
+            if (strcmp(o->dimname[d], g->syms[s]) == 0)
+                symval[s] = o->dimval[d];
+    }
+    kf_host_array *in = calloc((size_t)nin + 1, sizeof *in), *ref = calloc((size_t)nout + 1, sizeof *ref);
+    kf_view *views = calloc((size_t)nin + 1, sizeof *views), *outs = calloc((size_t)nout + 1, sizeof *outs);
+    const void **scalars = calloc((size_t)nin + 1, sizeof *scalars);
+    float *ms = calloc((size_t)o->repeat + 1, sizeof *ms);
+    kf_program *prog = NULL;
+    kf_event *e0 = NULL, *e1 = NULL;
+    int narr = 0, nsc = 0;
+    bool have_ref = false;
+    rt_rng rng = { o->seed };
+    if (!in || !ref || !views || !outs || !scalars || !ms)
+        goto done;
+    printf("%s:", kf_graph_name(g));
+    for (int32_t s = 0; s < g->nsyms; s++)
+        printf(" %s=%lld", g->syms[s], (long long)symval[s]);
+    printf("\n");
+    for (int i = 0; i < nin; i++) {
+        const kf_irnode *x = &g->nodes[g->inputs[i]];
+        in[i].dtype = (kf_dtype)x->dtype;
+        in[i].rank = x->rank;
+        int64_t n = 1;
+        for (int d = 0; d < x->rank; d++) {
+            in[i].shape[d] = x->dims[d] < 0 ? symval[KF_IR_SYM_INDEX(x->dims[d])] : x->dims[d];
+            n *= in[i].shape[d];
+        }
+        size_t bytes = (size_t)n * kf_dtype_size(in[i].dtype);
+        if (!(in[i].data = malloc(bytes + 1)))
+            goto oom;
+        int64_t tl = rt_take_len(g, g->inputs[i], symval);
+        for (int64_t e = 0; e < n; e++)
+            rt_store(in[i].data, in[i].dtype, e, rt_value(&rng, in[i].dtype, tl));
+        if (x->scalar) {
+            scalars[nsc++] = in[i].data;
+            continue;
+        }
+        kf_buffer *b;
+        if (kf_buffer_alloc(ctx, bytes, &b) != KF_OK || kf_upload(b, 0, in[i].data, bytes, NULL) != KF_OK)
+            goto device;
+        views[narr++] = kf_view_dense(b, 0, in[i].dtype, in[i].rank, in[i].shape);
+    }
+    if (kf_compile(ctx, g, &prog) != KF_OK || kf_event_create(ctx, &e0) != KF_OK ||
+        kf_event_create(ctx, &e1) != KF_OK)
+        goto device;
+    for (int r = 0; r <= o->repeat; r++) { /* run 0 is the warm-up */
+        if (kf_event_record(e0, NULL) != KF_OK || kf_run(prog, NULL, views, narr, scalars, nsc, outs, nout) != KF_OK ||
+            kf_event_record(e1, NULL) != KF_OK || kf_event_sync(e1) != KF_OK ||
+            (r > 0 && kf_event_elapsed(e0, e1, &ms[r - 1]) != KF_OK))
+            goto device;
+    }
+    kf_status ss = kf_stream_sync(ctx, NULL);
+    if (ss != KF_OK && ss != KF_ERR_INDEX)
+        goto device;
+    qsort(ms, (size_t)o->repeat, sizeof *ms, compare_median);
+    printf("  %d kernel%s, %d runs: median %.4f ms, min %.4f ms, max %.4f ms (device time from events)\n",
+           kf_program_num_kernels(prog), kf_program_num_kernels(prog) == 1 ? "" : "s", o->repeat,
+           ms[o->repeat / 2], ms[0], ms[o->repeat - 1]);
+    if (ss == KF_ERR_INDEX)
+        printf("  note: %s\n", kf_context_error(ctx));
+    rc = 0;
+    if (o->check) {
+        char err[512];
+        kf_status is = kf_interpret(g, in, nin, ref, nout, err, sizeof err);
+        if (is != KF_OK && is != KF_ERR_INDEX) {
+            fprintf(stderr, "fusec: interpreter: %s\n", err);
+            rc = EXIT_USER;
+            goto done;
+        }
+        have_ref = true;
+        for (int j = 0; j < nout; j++) {
+            int64_t n = 1;
+            for (int d = 0; d < ref[j].rank; d++)
+                n *= ref[j].shape[d];
+            size_t bytes = (size_t)n * kf_dtype_size(ref[j].dtype);
+            void *got = malloc(bytes + 1);
+            if (!got || kf_download(got, outs[j].buf, 0, bytes, NULL) != KF_OK) {
+                free(got);
+                goto device;
+            }
+            double maxerr;
+            int64_t first;
+            int64_t bad = rt_compare(got, ref[j].data, ref[j].dtype, n, &maxerr, &first);
+            printf("  check %s: largest error %.3g, %lld of %lld elements beyond tolerance%s\n",
+                   kf_graph_output_name(g, j), maxerr, (long long)bad, (long long)n, bad ? "  FAILED" : "");
+            if (bad)
+                rc = EXIT_USER;
+            free(got);
+        }
+    }
+    goto done;
+oom:
+    fprintf(stderr, "fusec: out of host memory\n");
+    goto done;
+device:
+    fprintf(stderr, "fusec: %s: %s\n", kf_graph_name(g), kf_context_error(ctx));
+done:
+    for (int i = 0; views && i < narr; i++)
+        kf_buffer_free(views[i].buf);
+    for (int j = 0; outs && j < nout; j++) {
+        kf_buffer_free(outs[j].buf);
+        if (have_ref)
+            kf_free(ref[j].data);
+    }
+    for (int i = 0; in && i < nin; i++)
+        free(in[i].data);
+    kf_event_destroy(e0);
+    kf_event_destroy(e1);
+    kf_program_free(prog);
+    free(in);
+    free(ref);
+    free(views);
+    free(outs);
+    free(scalars);
+    free(ms);
+    return rc;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    const fusec_cmd *c = find_cmd("run");
+    run_opts o = { .backend = KF_BACKEND_AUTO, .repeat = 10, .seed = 1 };
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--check") == 0) {
+            o.check = true;
+        } else if (a[0] == '-' && a[1] != 0 && !v) {
+            return usage_error(c, "option '%s' needs a value (or is unknown)", a);
+        } else if (strcmp(a, "--graph") == 0) {
+            o.graph = argv[++i];
+        } else if (strcmp(a, "--backend") == 0) {
+            i++;
+            if (strcmp(v, "cuda") == 0)
+                o.backend = KF_BACKEND_CUDA;
+            else if (strcmp(v, "opencl") == 0)
+                o.backend = KF_BACKEND_OPENCL;
+            else if (strcmp(v, "cpu") == 0)
+                o.backend = KF_BACKEND_CPU;
+            else if (strcmp(v, "auto") != 0)
+                return usage_error(c, "unknown backend '%s' (auto, cuda, opencl, cpu)", v);
+        } else if (strcmp(a, "--dim") == 0) {
+            i++;
+            const char *eq = strchr(v, '=');
+            char *end = NULL;
+            long long n = eq ? strtoll(eq + 1, &end, 10) : -1;
+            if (!eq || eq == v || !end || *end || n < 0 || o.ndims == 32)
+                return usage_error(c, "bad --dim '%s' (want NAME=SIZE)", v);
+            o.dimname[o.ndims] = strndup(v, (size_t)(eq - v));
+            o.dimval[o.ndims++] = n;
+        } else if (strcmp(a, "--repeat") == 0 || strcmp(a, "--seed") == 0) {
+            i++;
+            char *end = NULL;
+            long long n = strtoll(v, &end, 10);
+            if (*end || n < (a[2] == 'r' ? 1 : 0) || n > 1000000)
+                return usage_error(c, "bad value '%s'", v);
+            if (a[2] == 'r')
+                o.repeat = (int)n;
+            else
+                o.seed = (uint64_t)n;
+        } else if (a[0] == '-' && a[1] != 0) {
+            return usage_error(c, "unknown option '%s'", a);
+        } else if (o.file) {
+            return usage_error(c, "unexpected argument '%s' (one FILE)", a);
+        } else {
+            o.file = a;
+        }
+    }
+    if (!o.file)
+        return usage_error(c, "%s", "missing FILE");
+    kf_module *m = load(o.file);
+    if (!m)
+        return EXIT_USER;
+    kf_graph *g = pick_graph(m, o.file, o.graph);
+    kf_context *ctx = NULL;
+    char why[1024];
+    int rc = EXIT_USER;
+    kf_context_options co = { o.backend, -1 };
+    if (g && kf_context_create(&co, &ctx, why, sizeof why) != KF_OK)
+        fprintf(stderr, "fusec: %s\n", why);
+    else if (g) {
+        kf_device_info info;
+        kf_context_info(ctx, &info);
+        printf("backend %s: %s\n", kf_backend_name(info.backend), info.name);
+        rc = run_graph(ctx, g, &o);
+    }
+    kf_context_destroy(ctx);
+    kf_module_free(m);
+    for (int d = 0; d < o.ndims; d++)
+        free((char *)o.dimname[d]);
+    return rc;
 }
 
 static int cmd_help(int argc, char **argv)

@@ -1,8 +1,9 @@
-/* Shared by the runtime tests: random inputs suited to a graph, running a
- * graph on a context and on the reference interpreter, and comparing every
- * output element within per-dtype tolerances.  Header-only (static). */
-#ifndef KF_RT_COMMON_H
-#define KF_RT_COMMON_H
+/* Sample data for kfuse tools and tests (fusec run, the runtime tests):
+ * seeded random inputs suited to each graph input (take indices in range),
+ * typed element access, and comparison of outputs with the reference
+ * interpreter within per-dtype tolerances.  Header-only (static inline). */
+#ifndef KF_SAMPLE_H
+#define KF_SAMPLE_H
 
 #include "half.h"
 #include "ir.h"

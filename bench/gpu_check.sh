@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# On the GPU machine (nothing can be installed there): unpack the carried
+# Debian packages (.deps/: xxhash, the OpenCL ICD loader and headers) into a
+# private prefix, register NVIDIA's OpenCL driver, build kfuse with CUDA and
+# OpenCL and run the whole CTest suite.  Output goes to stdout and $OUT.
+# Usage: bash bench/gpu_check.sh [extra ctest args]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/kfuse-out}
+mkdir -p "$OUT"
+deps=/opt/kfuse-deps
+mkdir -p $deps
+for f in .deps/*.deb; do dpkg -x "$f" $deps; done
+multi=$deps/usr/lib/x86_64-linux-gnu
+# the -dev packages' .so links point at the runtime packages' files
+export PKG_CONFIG_PATH=$multi/pkgconfig:$deps/usr/share/pkgconfig
+sed -i "s|^prefix=.*|prefix=$deps/usr|" $multi/pkgconfig/*.pc 2>/dev/null
+export LD_LIBRARY_PATH=$multi:${LD_LIBRARY_PATH:-}
+# NVIDIA's OpenCL: register its ICD for the loader (the library's own
+# search is left alone; this is the machine's set-up, not kfuse's)
+nvcl=$(ldconfig -p | awk '/libnvidia-opencl.so.1/{print $NF; exit}')
+[ -z "$nvcl" ] && nvcl=$(find / -name 'libnvidia-opencl.so.1' 2>/dev/null | head -1)
+if [ -n "$nvcl" ]; then
+    mkdir -p /etc/OpenCL/vendors && echo "$nvcl" > /etc/OpenCL/vendors/nvidia.icd
+    echo "NVIDIA OpenCL ICD: $nvcl"
+else
+    echo "NVIDIA OpenCL ICD: not found"
+fi
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+cmake -S . -B build/gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKFUSE_WERROR=ON \
+    -DOpenCL_INCLUDE_DIR=$deps/usr/include -DOpenCL_LIBRARY=$multi/libOpenCL.so.1 \
+    -DCUDAToolkit_ROOT=/usr/local/cuda 2>&1 | tee "$OUT/configure.txt" | grep -E "backend|kfuse|Error" 
+cmake --build build/gpu -j 16 2>&1 | tail -5 > "$OUT/build.txt"; cat "$OUT/build.txt"
+(cd build/gpu && ctest --output-on-failure -j 4 "$@" 2>&1) | tee "$OUT/ctest.txt" | tail -40
