@@ -658,8 +658,8 @@ static kf_node add_lit(kf_graph *g, kf_dtype t, kf_lit v)
 static double round_float(kf_dtype t, double v)
 {
     switch (t) {
-    case KF_F16: return kf_f16_to_f32(kf_f32_to_f16((float)v));
-    case KF_BF16: return kf_bf16_to_f32(kf_f32_to_bf16((float)v));
+    case KF_F16: return kf_f16_to_f32(kf_f64_to_f16(v));
+    case KF_BF16: return kf_bf16_to_f32(kf_f64_to_bf16(v));
     case KF_F32: return (float)v;
     default: return v;
     }

@@ -3,6 +3,8 @@
 #ifndef KF_HALF_H
 #define KF_HALF_H
 
+#include <float.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -53,5 +55,24 @@ static inline uint16_t kf_f32_to_bf16(float f)
     u += 0x7fffu + ((u >> 16) & 1u);
     return (uint16_t)(u >> 16);
 }
+
+/* d rounded to float by round-to-odd: d itself when it is a float, else the
+ * neighbour of the two around d whose last bit is odd.  That keeps enough
+ * information for a second rounding to nearest even at 11 or 8 bits to be
+ * correct: f64 -> f16/bf16 below round once, as a GPU's direct conversion. */
+static inline float kf_f32_round_odd(double d)
+{
+    float f = (float)d;
+    if (isnan(d) || (double)f == d)
+        return f;
+    if (isinf(f))   /* past FLT_MAX: the odd neighbour is FLT_MAX */
+        return d > 0 ? FLT_MAX : -FLT_MAX;
+    if (kf_f32_bits(f) & 1u)
+        return f;
+    return nextafterf(f, (double)f < d ? INFINITY : -INFINITY);
+}
+
+static inline uint16_t kf_f64_to_f16(double d) { return kf_f32_to_f16(kf_f32_round_odd(d)); }
+static inline uint16_t kf_f64_to_bf16(double d) { return kf_f32_to_bf16(kf_f32_round_odd(d)); }
 
 #endif /* KF_HALF_H */

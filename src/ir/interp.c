@@ -53,25 +53,8 @@ static value int_wrap(kf_dtype t, uint64_t x)
     return v;
 }
 
-/* -- Rounding to 16-bit floats ----------------------------------------------
- * half.h rounds a float to f16/bf16.  A double (or a 64-bit integer) is
- * first rounded to float by round-to-odd, which keeps enough information
- * that the second rounding to nearest even at 11 or 8 bits gives the
- * correctly rounded result: one rounding, as a GPU's direct conversion. */
-
-/* d rounded to float by round-to-odd: d itself when it is a float, else the
- * neighbour of the two around d whose last bit is odd. */
-static float f32_round_odd(double d)
-{
-    float f = (float)d;
-    if (isnan(d) || (double)f == d)
-        return f;
-    if (isinf(f))   /* past FLT_MAX: the odd neighbour is FLT_MAX */
-        return d > 0 ? FLT_MAX : -FLT_MAX;
-    if (kf_f32_bits(f) & 1u)
-        return f;
-    return nextafterf(f, (double)f < d ? INFINITY : -INFINITY);
-}
+/* -- Rounding to 16-bit floats: kf_f64_to_f16/bf16 in half.h; integers
+ * go through round-to-odd too, as below. */
 
 /* m (an integer magnitude) rounded to float by round-to-odd. */
 static float u64_round_odd(uint64_t m)
@@ -85,8 +68,6 @@ static float u64_round_odd(uint64_t m)
     return ldexpf((float)top, sh);
 }
 
-static uint16_t f64_to_f16(double d) { return kf_f32_to_f16(f32_round_odd(d)); }
-static uint16_t f64_to_bf16(double d) { return kf_f32_to_bf16(f32_round_odd(d)); }
 
 /* -- Loading and storing elements ------------------------------------------- */
 
@@ -125,8 +106,8 @@ static void store(kf_dtype t, void *base, int64_t k, value v)
     case KF_I16: case KF_U16: { uint16_t x = (uint16_t)int_bits(t, v); memcpy(p, &x, 2); break; }
     case KF_I32: case KF_U32: { uint32_t x = (uint32_t)int_bits(t, v); memcpy(p, &x, 4); break; }
     case KF_I64: case KF_U64: { uint64_t x = int_bits(t, v); memcpy(p, &x, 8); break; }
-    case KF_F16: { uint16_t h = f64_to_f16(v.f); memcpy(p, &h, 2); break; }
-    case KF_BF16: { uint16_t h = f64_to_bf16(v.f); memcpy(p, &h, 2); break; }
+    case KF_F16: { uint16_t h = kf_f64_to_f16(v.f); memcpy(p, &h, 2); break; }
+    case KF_BF16: { uint16_t h = kf_f64_to_bf16(v.f); memcpy(p, &h, 2); break; }
     case KF_F32: { float x = (float)v.f; memcpy(p, &x, 4); break; }
     case KF_F64: memcpy(p, &v.f, 8); break;
     default: break;

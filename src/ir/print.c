@@ -16,8 +16,8 @@
 static double round_to(kf_dtype t, double v)
 {
     switch (t) {
-    case KF_F16: return kf_f16_to_f32(kf_f32_to_f16((float)v));
-    case KF_BF16: return kf_bf16_to_f32(kf_f32_to_bf16((float)v));
+    case KF_F16: return kf_f16_to_f32(kf_f64_to_f16(v));
+    case KF_BF16: return kf_bf16_to_f32(kf_f64_to_bf16(v));
     case KF_F32: return (float)v;
     default: return v;
     }
