@@ -390,6 +390,24 @@ static kf_graph *build(const char *name, uint64_t seed, const kf_rg_options *opt
     }
     if (kf_graph_num_outputs(G.g) == 0 && kf_graph_status(G.g) == KF_OK)
         kf_output(G.g, new_input(&G, rand_dtype(&G)), NULL);
+    /* every symbol must be bound by an input (an iota may be the only user) */
+    for (int s = 0; s < 3 && kf_graph_status(G.g) == KF_OK; s++) {
+        bool used = false, bound = false;
+        for (int i = 0; i < G.g->nnodes; i++) {
+            const kf_irnode *x = &G.g->nodes[i];
+            for (int j = 0; j < x->rank; j++)
+                if (x->dims[j] < 0 && strcmp(G.g->syms[KF_IR_SYM_INDEX(x->dims[j])], syms[s]) == 0) {
+                    used = true;
+                    bound = bound || x->op == KF_OP_INPUT;
+                }
+        }
+        if (used && !bound) {
+            char nm[32];
+            snprintf(nm, sizeof nm, "in%d", G.ninputs++);
+            kf_dim d = KF_SYM(syms[s]);
+            kf_input(G.g, nm, rand_dtype(&G), 1, &d);
+        }
+    }
     if (kf_graph_verify(G.g) != KF_OK) {
         kf_graph_free(G.g);
         return NULL;

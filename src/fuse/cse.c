@@ -111,10 +111,11 @@ kf_status kf_pass_cse(kf_pipeline *p)
             slots[j] = n + 1;
     }
     free(slots);
-    if (g->status != KF_OK) {
+    kf_status s2 = g->status;
+    if (s2 != KF_OK) {
         snprintf(p->err, sizeof p->err, "cse: %.480s", g->err);
         kf_rebuild_abort(&rb);
-        return g->status;
+        return s2;
     }
     return kf_rebuild_finish(p, &rb);
 }

@@ -645,8 +645,10 @@ static kf_status limits(part *pt, kf_kernel **out, bool *changed)
             break;
         }
         s = build_kernel(pt, built, &ks[built]);
-        if (s != KF_OK)
+        if (s != KF_OK) {
+            built++; /* free what it did build */
             break;
+        }
         kf_kernel *k = &ks[built];
         uint32_t pb = kf_kernel_param_bytes(g, k);
         bool over_ops = k->nops > opt->max_ops;
