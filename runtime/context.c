@@ -289,6 +289,15 @@ void kf_context_destroy(kf_context *ctx)
     free(ctx);
 }
 
+void kf_rt_set_hooks(kf_context *ctx, unsigned hooks)
+{
+    ctx->hooks = hooks;
+    if (hooks & KF_RT_HOOK_NO_FP64)
+        ctx->info.fp64 = false;
+    if (hooks & KF_RT_HOOK_NO_FP16)
+        ctx->info.fp16 = false;
+}
+
 kf_status kf_context_info(kf_context *ctx, kf_device_info *out)
 {
     if (!ctx || !out)

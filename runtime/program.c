@@ -109,6 +109,8 @@ static kf_status build_module(kf_context *ctx, kf_program *p, char *msg, size_t 
     kf_cg_caps caps = { ctx->info.fp64, ctx->info.fp16 };
     kf_target target = ctx->info.backend == KF_BACKEND_CUDA ? KF_TARGET_CUDA : KF_TARGET_OPENCL;
     kf_status s = kf_cg_emit(p->plan, target, &caps, &src, msg, msglen);
+    if (ctx->hooks & KF_RT_HOOK_BREAK_CODEGEN)
+        kf_sb_puts(&src, "\nthis line is a deliberate syntax error (test hook)\n");
     if (s == KF_OK && kf_sb_failed(&src)) {
         snprintf(msg, msglen, "out of memory generating code");
         s = KF_ERR_NO_MEMORY;

@@ -56,7 +56,14 @@ struct kf_context {
     kf_stream *default_stream;
     kf_rt_errslot errs[KF_RT_ERR_SLOTS];
     uint64_t tick;
+    unsigned hooks;          /* KF_RT_HOOK_*: test-only faults */
 };
+
+/* Test hooks (tests/test_runtime.c): break the generated source so the
+ * device compiler fails, or hide f64/f16 support as a device without the
+ * extension would.  Not part of the public API. */
+enum { KF_RT_HOOK_BREAK_CODEGEN = 1, KF_RT_HOOK_NO_FP64 = 2, KF_RT_HOOK_NO_FP16 = 4 };
+void kf_rt_set_hooks(kf_context *ctx, unsigned hooks);
 
 /* Record msg as this thread's last error on ctx; returns s. */
 kf_status kf_rt_fail(kf_context *ctx, kf_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

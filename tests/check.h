@@ -3,6 +3,7 @@
 #ifndef KF_CHECK_H
 #define KF_CHECK_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,8 +37,11 @@ static int kf_test_pass, kf_test_fail;
         CHECK_MSG(s_ == (want), "got %s, want %s", kf_status_string(s_), kf_status_string(want)); \
     } while (0)
 
+static inline bool kf_test_contains(const char *hay, const char *needle) { return hay && strstr(hay, needle); }
+static inline const char *kf_test_str(const char *s) { return s ? s : "(null)"; }
+
 #define CHECK_CONTAINS(hay, needle)                                              \
-    CHECK_MSG((hay) && strstr((hay), (needle)), "'%s' does not contain '%s'", (hay) ? (hay) : "(null)", (needle))
+    CHECK_MSG(kf_test_contains((hay), (needle)), "'%s' does not contain '%s'", kf_test_str(hay), (needle))
 
 static inline int kf_test_done(void)
 {

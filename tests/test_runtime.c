@@ -5,6 +5,7 @@
  * error paths of the C API.  Usage: test_runtime [FILE.kir...] */
 #include "check.h"
 #include "kfsample.h"
+#include "runtime.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -351,6 +352,60 @@ static void test_errors(kf_context *ctx, kf_context *other)
     kf_program_free(p);
 }
 
+/* Faults no healthy device shows, through the test hooks: a compile error
+ * (the log reaches the caller) and a device without f64. */
+static void test_hooks(kf_backend b)
+{
+    kf_context_options o = { b, 0 };
+    kf_context *ctx;
+    if (kf_context_create(&o, &ctx, NULL, 0) != KF_OK)
+        return;
+    kf_graph *g = x5_graph(KF_F32);
+    kf_program *p = NULL;
+    kf_rt_set_hooks(ctx, KF_RT_HOOK_BREAK_CODEGEN);
+    CHECK_STATUS(kf_compile(ctx, g, &p), KF_ERR_COMPILE);
+    CHECK(p == NULL);
+    CHECK_CONTAINS(kf_context_error(ctx), "error");
+    CHECK_CONTAINS(kf_context_error(ctx), "kf_compile: graph 'x5'");
+    kf_rt_set_hooks(ctx, KF_RT_HOOK_NO_FP64);
+    CHECK_STATUS(kf_compile(ctx, g, &p), KF_OK); /* f32 still works */
+    kf_program_free(p);
+    kf_graph_free(g);
+    g = x5_graph(KF_F64);
+    CHECK_STATUS(kf_compile(ctx, g, &p), KF_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(kf_context_error(ctx), "f64");
+    kf_graph_free(g);
+    kf_context_destroy(ctx);
+}
+
+/* KFUSE_BACKEND and KFUSE_DEVICE override an AUTO choice. */
+static void test_env(void)
+{
+    kf_context *ctx;
+    char why[1024];
+    setenv("KFUSE_BACKEND", "opencl", 1);
+    if (kf_context_create(NULL, &ctx, why, sizeof why) == KF_OK) {
+        kf_device_info info;
+        kf_context_info(ctx, &info);
+        CHECK(info.backend == KF_BACKEND_OPENCL);
+        kf_context_destroy(ctx);
+    }
+    setenv("KFUSE_DEVICE", "99", 1);
+    CHECK_STATUS(kf_context_create(NULL, &ctx, why, sizeof why), KF_ERR_NO_DEVICE);
+    CHECK_CONTAINS(why, "device 99 does not exist");
+    setenv("KFUSE_DEVICE", "x", 1);
+    CHECK_STATUS(kf_context_create(NULL, &ctx, why, sizeof why), KF_ERR_INVALID_ARG);
+    CHECK_CONTAINS(why, "KFUSE_DEVICE='x'");
+    unsetenv("KFUSE_DEVICE");
+    setenv("KFUSE_BACKEND", "tpu", 1);
+    CHECK_STATUS(kf_context_create(NULL, &ctx, why, sizeof why), KF_ERR_INVALID_ARG);
+    CHECK_CONTAINS(why, "KFUSE_BACKEND='tpu' is not one of");
+    unsetenv("KFUSE_BACKEND");
+    kf_context_options o = { (kf_backend)42, 0 };
+    CHECK_STATUS(kf_context_create(&o, &ctx, why, sizeof why), KF_ERR_INVALID_ARG);
+    CHECK(ctx == NULL);
+}
+
 /* -- Threads --------------------------------------------------------------------- */
 
 typedef struct thr {
@@ -457,6 +512,9 @@ static void test_backend(kf_backend b, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    test_env();
+    test_hooks(KF_BACKEND_OPENCL);
+    test_hooks(KF_BACKEND_CUDA);
     test_backend(KF_BACKEND_OPENCL, argc, argv);
     test_backend(KF_BACKEND_CUDA, argc, argv);
     return kf_test_done();
