@@ -26,9 +26,12 @@ if [ -n "$nvcl" ]; then
 else
     echo "NVIDIA OpenCL ICD: not found"
 fi
+gcc --version | head -1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
-cmake -S . -B build/gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKFUSE_WERROR=ON \
+# -Werror is CI's job (Debian's gcc); this machine's compiler differs: show its warnings
+cmake -S . -B build/gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKFUSE_WERROR=OFF \
     -DOpenCL_INCLUDE_DIR=$deps/usr/include -DOpenCL_LIBRARY=$multi/libOpenCL.so.1 \
     -DCUDAToolkit_ROOT=/usr/local/cuda 2>&1 | tee "$OUT/configure.txt" | grep -E "backend|kfuse|Error" 
-cmake --build build/gpu -j 16 2>&1 | tail -5 > "$OUT/build.txt"; cat "$OUT/build.txt"
+cmake --build build/gpu -j 16 > "$OUT/build.txt" 2>&1 || { tail -20 "$OUT/build.txt"; exit 1; }
+grep -A3 "warning:" "$OUT/build.txt" | head -40
 (cd build/gpu && ctest --output-on-failure -j 4 "$@" 2>&1) | tee "$OUT/ctest.txt" | tail -40

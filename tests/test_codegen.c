@@ -302,96 +302,123 @@ static void emit_case(tcase *c, const kf_cg_caps *devcaps)
     }
 }
 
-/* -- NVRTC ------------------------------------------------------------------------------------------ */
+/* -- NVRTC ------------------------------------------------------------------------------------------ *
+ * Compiles run on worker threads while the OpenCL part runs; results are
+ * checked on the main thread after the join (check.h is not thread-safe). */
 
 #if KFUSE_WITH_CUDA
-typedef struct nvtarget {
-    const char *opt;
+#include <pthread.h>
+
+typedef struct nvjob {
+    char *src;            /* owned */
+    char what[128];
+    const char *opt;      /* --gpu-architecture=... */
     bool ptx;
-} nvtarget;
+    nvrtcResult r;
+    bool warned, empty;
+    char *log;            /* owned, kept on failure or warning */
+} nvjob;
 
-static double nvrtc_seconds;
+static nvjob *nvjobs;
+static int nnvjobs, nvnext;
+static pthread_mutex_t nvlock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Compile src for each target; on failure print the log and the source
- * around the errors.  Warnings fail too: generated code is warning-free. */
-static void nvrtc_compile(const char *src, const char *what, const nvtarget *targets, int ntargets)
+static void nv_add(const char *src, const char *what, const char *opt, bool ptx)
 {
-    double t0 = now();
-    for (int i = 0; i < ntargets; i++) {
-        nvrtcProgram prog;
-        nvrtcResult r = nvrtcCreateProgram(&prog, src, "kfuse.cu", 0, NULL, NULL);
-        CHECK_MSG(r == NVRTC_SUCCESS, "nvrtcCreateProgram: %s", nvrtcGetErrorString(r));
-        if (r != NVRTC_SUCCESS)
-            return;
-        const char *opts[] = { targets[i].opt };
-        r = nvrtcCompileProgram(prog, 1, opts);
-        size_t ls = 0;
-        nvrtcGetProgramLogSize(prog, &ls);
-        char *log = malloc(ls + 1);
-        if (log) {
-            log[0] = 0;
-            nvrtcGetProgramLog(prog, log);
-        }
-        bool warned = log && strstr(log, "warning");
-        CHECK_MSG(r == NVRTC_SUCCESS && !warned, "NVRTC %s (%s): %s", what, targets[i].opt, nvrtcGetErrorString(r));
-        if ((r != NVRTC_SUCCESS || warned) && log) {
-            fprintf(stderr, "%s\n", log);
-            show_log_lines(src, log, "kfuse.cu(");
-        }
-        if (r == NVRTC_SUCCESS) {
-            size_t n = 0;
-            if (targets[i].ptx)
-                nvrtcGetPTXSize(prog, &n);
-            else
-                nvrtcGetCUBINSize(prog, &n);
-            CHECK_MSG(n > 0, "NVRTC %s (%s): empty output", what, targets[i].opt);
-        }
-        free(log);
-        nvrtcDestroyProgram(&prog);
-    }
-    nvrtc_seconds += now() - t0;
+    nvjob *j = realloc(nvjobs, (size_t)(nnvjobs + 1) * sizeof *j);
+    if (!j)
+        return;
+    nvjobs = j;
+    j = &nvjobs[nnvjobs++];
+    memset(j, 0, sizeof *j);
+    j->src = strdup(src);
+    snprintf(j->what, sizeof j->what, "%s", what);
+    j->opt = opt;
+    j->ptx = ptx;
 }
 
-static const nvtarget nv_all[] = {
-    { "--gpu-architecture=sm_80", false },
-    { "--gpu-architecture=sm_90", false },
-    { "--gpu-architecture=compute_90", true },
-};
-#endif
+static void nv_run(nvjob *j)
+{
+    nvrtcProgram prog;
+    j->r = nvrtcCreateProgram(&prog, j->src, "kfuse.cu", 0, NULL, NULL);
+    if (j->r != NVRTC_SUCCESS)
+        return;
+    j->r = nvrtcCompileProgram(prog, 1, &j->opt);
+    size_t ls = 0;
+    nvrtcGetProgramLogSize(prog, &ls);
+    char *log = malloc(ls + 1);
+    if (log) {
+        log[0] = 0;
+        nvrtcGetProgramLog(prog, log);
+        j->warned = strstr(log, "warning") != NULL;
+        if (j->r != NVRTC_SUCCESS || j->warned)
+            j->log = log;
+        else
+            free(log);
+    }
+    if (j->r == NVRTC_SUCCESS) {
+        size_t n = 0;
+        if (j->ptx)
+            nvrtcGetPTXSize(prog, &n);
+        else
+            nvrtcGetCUBINSize(prog, &n);
+        j->empty = n == 0;
+    }
+    nvrtcDestroyProgram(&prog);
+}
 
-/* Concatenate the sources of cases [from, to) (modules are made to share
- * one compilation unit) and compile them in batches of about 'bytes'. */
-typedef void (*compile_fn)(const char *src, const char *what, int which);
+static void *nv_worker(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        pthread_mutex_lock(&nvlock);
+        int i = nvnext < nnvjobs ? nvnext++ : -1;
+        pthread_mutex_unlock(&nvlock);
+        if (i < 0)
+            return NULL;
+        nv_run(&nvjobs[i]);
+    }
+}
 
-static void batches(int from, int to, bool cuda, size_t bytes, compile_fn fn, int which)
+/* Report every job: failures and warnings (generated code is warning-free)
+ * print the log and the source around each error. */
+static void nv_report(void)
+{
+    for (int i = 0; i < nnvjobs; i++) {
+        nvjob *j = &nvjobs[i];
+        CHECK_MSG(j->r == NVRTC_SUCCESS && !j->warned && !j->empty, "NVRTC %s (%s): %s%s%s", j->what, j->opt,
+                  nvrtcGetErrorString(j->r), j->warned ? ", with warnings" : "", j->empty ? ", empty output" : "");
+        if (j->log && j->src) {
+            fprintf(stderr, "%s\n", j->log);
+            show_log_lines(j->src, j->log, "kfuse.cu(");
+        }
+        free(j->src);
+        free(j->log);
+    }
+    free(nvjobs);
+    nvjobs = NULL;
+    nnvjobs = nvnext = 0;
+}
+
+/* Jobs for cases [from, to) concatenated in batches of about 'bytes' (the
+ * modules are made to share one compilation unit), for each option. */
+static void nv_batches(int from, int to, size_t bytes, const char *const *opts, int nopts)
 {
     kf_strbuf b = KF_STRBUF_INIT;
     int first = from;
-    for (int i = from; i <= to; i++) {
-        const char *s = i < to ? (cuda ? cases[i].cuda : cases[i].ocl) : NULL;
-        if (i < to && !s)
-            continue;
-        if (s)
-            kf_sb_puts(&b, s);
-        if (b.len && (i == to || b.len >= bytes)) {
-            char what[96];
-            snprintf(what, sizeof what, "cases %d..%d (%s..%s)", first, i < to ? i : to - 1, cases[first].name,
-                     cases[i < to ? i : to - 1].name);
-            fn(kf_sb_str(&b), what, which);
+    for (int i = from; i < to; i++) {
+        if (cases[i].cuda)
+            kf_sb_puts(&b, cases[i].cuda);
+        if (b.len && (i == to - 1 || b.len >= bytes)) {
+            char what[128];
+            snprintf(what, sizeof what, "cases %s..%s", cases[first].name, cases[i].name);
+            for (int o = 0; o < nopts; o++)
+                nv_add(kf_sb_str(&b), what, opts[o], strstr(opts[o], "compute_") != NULL);
             kf_sb_reset(&b);
             first = i + 1;
         }
     }
     kf_sb_free(&b);
-}
-
-#if KFUSE_WITH_CUDA
-static void nv_batch(const char *src, const char *what, int which)
-{
-    if (which == 0)
-        nvrtc_compile(src, what, nv_all, 3);
-    else
-        nvrtc_compile(src, what, nv_all, 1);
 }
 #endif
 
@@ -869,7 +896,17 @@ static void build_cases(int random_count)
 /* Run case c on the device at sizes sz with several launch settings and
  * compare with the interpreter; runs must agree bit for bit among
  * themselves (variants, grid sizes, layouts). */
-static void run_case(tcase *c, cl_program prog, const kf_rg_sizes *sz, uint64_t seed)
+/* Launch settings: every variant, grids of 1 to 7 blocks, padded and
+ * reversed layouts, both reduction paths. */
+static const runopt runs_full[] = {
+    { 0, 0, -1 }, { 0, 1, -1 }, { 0, 3, KF_CG_S32 }, { 0, 2, KF_CG_C64 }, { 0, 5, KF_CG_S64 },
+    { 1, 0, -1 }, { 2, 7, -1 }, { 0, 2, KF_CG_SEQ }, { 0, 0, KF_CG_TILE },
+};
+static const runopt runs_short[] = {
+    { 0, 0, -1 }, { 1, 3, KF_CG_S32 }, { 2, 2, KF_CG_SEQ }, { 0, 1, KF_CG_TILE },
+};
+
+static void run_case(tcase *c, cl_program prog, const kf_rg_sizes *sz, uint64_t seed, const runopt *runs, int nruns)
 {
     int ni = kf_graph_num_inputs(c->g), no = kf_graph_num_outputs(c->g);
     kf_host_array *in = calloc((size_t)ni + 1, sizeof *in), *ref = calloc((size_t)no + 1, sizeof *ref);
@@ -883,11 +920,6 @@ static void run_case(tcase *c, cl_program prog, const kf_rg_sizes *sz, uint64_t 
     CHECK_MSG(s == KF_OK || s == KF_ERR_INDEX, "%s: interpreter: %s: %s", c->name, kf_status_string(s), err);
     if (s != KF_OK && s != KF_ERR_INDEX)
         goto done;
-    static const runopt runs[] = {
-        { 0, 0, -1 }, { 0, 1, -1 }, { 0, 3, KF_CG_S32 }, { 0, 2, KF_CG_C64 }, { 0, 5, KF_CG_S64 },
-        { 1, 0, -1 }, { 2, 7, -1 }, { 0, 2, KF_CG_SEQ }, { 0, 0, KF_CG_TILE },
-    };
-    int nruns = (int)(sizeof runs / sizeof runs[0]);
     bool have_first = false;
     for (int r = 0; r < nruns; r++) {
         bool ierr = false;
@@ -990,12 +1022,24 @@ int main(void)
     }
 
 #if KFUSE_WITH_CUDA
-    /* corpus and per-dtype graphs for every target; random graphs for sm_80 */
+    /* the corpus and the per-dtype graphs for every target, the random
+     * graphs for sm_80 (the first ones for every target) */
+    pthread_t nvthreads[2];
+    int nnvthreads = 0;
+    double t_nv = now();
     if (env_int("KF_TEST_CG_NVRTC", 1)) {
-        batches(0, ncorpus + nops_cases, true, 1 << 30, nv_batch, 0);
-        batches(ncorpus + nops_cases, ncases, true, 1 << 30, nv_batch, 1);
+        static const char *const all3[] = { "--gpu-architecture=sm_80", "--gpu-architecture=sm_90",
+                                            "--gpu-architecture=compute_90" };
+        int r0 = ncorpus + nops_cases, rall = r0 + (nrandom < 40 ? nrandom : 40);
+        nv_batches(0, r0, 400000, all3, 3);
+        nv_batches(r0, rall, 400000, all3, 3);
+        nv_batches(rall, ncases, 400000, all3, 1);
+        for (int i = 0; i < 2; i++)
+            if (pthread_create(&nvthreads[nnvthreads], NULL, nv_worker, NULL) == 0)
+                nnvthreads++;
+        if (nnvthreads == 0)
+            nv_worker(NULL);
     }
-    printf("NVRTC: %.2fs\n", nvrtc_seconds);
 #else
     printf("NVRTC: skipped (built without KFUSE_WITH_CUDA)\n");
 #endif
@@ -1025,15 +1069,18 @@ int main(void)
             cl_program prog = cl_build(c->ocl, c->name);
             if (!prog)
                 continue;
-            if (i < ncorpus + nops_cases) {
-                run_case(c, prog, &small, 1 + (uint64_t)i);
-                run_case(c, prog, &mid, 2 + (uint64_t)i);
-                if (i < ncorpus)
-                    run_case(c, prog, &big, 3 + (uint64_t)i);
+            int nfull = (int)(sizeof runs_full / sizeof runs_full[0]), nshort = (int)(sizeof runs_short / sizeof runs_short[0]);
+            if (i < ncorpus) {
+                run_case(c, prog, &small, 1 + (uint64_t)i, runs_full, nfull);
+                run_case(c, prog, &mid, 2 + (uint64_t)i, runs_full, nfull);
+                run_case(c, prog, &big, 3 + (uint64_t)i, runs_short, nshort);
+            } else if (i < ncorpus + nops_cases) {
+                run_case(c, prog, &small, 1 + (uint64_t)i, runs_short, nshort);
+                run_case(c, prog, &mid, 2 + (uint64_t)i, runs_short, nshort);
             } else {
                 uint64_t h = (uint64_t)i * 2654435761u;
                 kf_rg_sizes sz = { (int64_t)(h % 13), (int64_t)(1 + (h >> 8) % 9), (int64_t)(1 + (h >> 16) % 6) };
-                run_case(c, prog, &sz, 4 + (uint64_t)i);
+                run_case(c, prog, &sz, 4 + (uint64_t)i, runs_full, nfull);
             }
             clReleaseProgram(prog);
             if (getenv("KF_TEST_CG_TIMES"))
@@ -1047,6 +1094,12 @@ int main(void)
     cl_close();
 #else
     printf("OpenCL: skipped (built without KFUSE_WITH_OPENCL)\n");
+#endif
+#if KFUSE_WITH_CUDA
+    for (int i = 0; i < nnvthreads; i++)
+        pthread_join(nvthreads[i], NULL);
+    printf("NVRTC: %d compilations in %.2fs\n", nnvjobs, now() - t_nv);
+    nv_report();
 #endif
     free_cases();
     printf("total %.2fs\n", now() - t0);

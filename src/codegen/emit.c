@@ -316,6 +316,10 @@ static void cast_expr(E *e, kf_strbuf *o, kf_dtype from, kf_dtype to, const char
     }
 }
 
+_Static_assert(KF_OP_LE == KF_OP_LT + 1 && KF_OP_GT == KF_OP_LT + 2 && KF_OP_GE == KF_OP_LT + 3 &&
+                   KF_OP_EQ == KF_OP_LT + 4 && KF_OP_NE == KF_OP_LT + 5,
+               "ew_expr indexes the comparisons from KF_OP_LT in ops.def order");
+
 /* The expression of elementwise node x from operand texts a[]. */
 static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
 {
@@ -422,12 +426,17 @@ static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
             kf_sb_printf(o, "(%s %s %s ? %s : %s)", a[0], op == KF_OP_MIN ? "<" : ">", a[1], a[0], a[1]);
         }
         break;
-    case KF_OP_LT: kf_sb_printf(o, "(%s < %s)", a[0], a[1]); break;
-    case KF_OP_LE: kf_sb_printf(o, "(%s <= %s)", a[0], a[1]); break;
-    case KF_OP_GT: kf_sb_printf(o, "(%s > %s)", a[0], a[1]); break;
-    case KF_OP_GE: kf_sb_printf(o, "(%s >= %s)", a[0], a[1]); break;
-    case KF_OP_EQ: kf_sb_printf(o, "(%s == %s)", a[0], a[1]); break;
-    case KF_OP_NE: kf_sb_printf(o, "(%s != %s)", a[0], a[1]); break;
+    case KF_OP_LT: case KF_OP_LE: case KF_OP_GT: case KF_OP_GE: case KF_OP_EQ: case KF_OP_NE:
+        if (!fl && x->args[0] == x->args[1]) {
+            /* x op x of an integer: a constant (compilers warn on the comparison) */
+            kf_sb_puts(o, op == KF_OP_LE || op == KF_OP_GE || op == KF_OP_EQ ? "1" : "0");
+            break;
+        }
+        {
+            static const char *const cmp[] = { "<", "<=", ">", ">=", "==", "!=" };
+            kf_sb_printf(o, "(%s %s %s)", a[0], cmp[op - KF_OP_LT], a[1]);
+        }
+        break;
     case KF_OP_AND: case KF_OP_OR: case KF_OP_XOR: {
         const char *c = op == KF_OP_AND ? "&" : op == KF_OP_OR ? "|" : "^";
         kf_sb_printf(o, "((%s)(%s %s %s))", T, a[0], c, a[1]);

@@ -710,7 +710,7 @@ kf_status kf_pass_partition(kf_pipeline *p)
         s = group(&pt);
         if (s != KF_OK || share(&pt, false))
             continue;
-        bool changed;
+        bool changed = false;
         s = limits(&pt, &ks, &changed);
         if (s == KF_OK && !changed)
             break;
