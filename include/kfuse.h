@@ -47,7 +47,8 @@ typedef enum kf_status {
     KF_ERR_NO_DEVICE,    /* no usable device or driver for the requested backend */
     KF_ERR_DEVICE,       /* the driver reported an error (its name is in the message) */
     KF_ERR_COMPILE,      /* generated code failed to compile (the log is in the message) */
-    KF_ERR_CONTEXT       /* an object from another context, or a destroyed one */
+    KF_ERR_CONTEXT,      /* an object from another context, or a destroyed one */
+    KF_ERR_CACHE_MISS    /* must-hit mode: a kernel was not in the cache (the message names it) */
 } kf_status;
 
 /* A static English description of a status code ("shape error", ...). */
@@ -265,9 +266,33 @@ typedef struct kf_stream kf_stream;
 typedef struct kf_event kf_event;
 typedef struct kf_program kf_program;
 
+/* The on-disk kernel cache (docs/cache.md).  A compiled kernel is kept in
+ * memory (per context) and in one SQLite database shared by every process
+ * of the user, so no process compiles the same kernel twice. */
+typedef enum kf_cache_mode {
+    KF_CACHE_DEFAULT = 0, /* options: take env KFUSE_CACHE (rw, ro, off), else rw */
+    KF_CACHE_RW,          /* read and write the disk cache */
+    KF_CACHE_RO,          /* read it, never write it (a shipped, precompiled cache) */
+    KF_CACHE_OFF          /* memory only */
+} kf_cache_mode;
+
+/* Receives kfuse's warnings (a cache fault that kfuse works around: a
+ * refused directory, a corrupt database, a full disk).  At most one per
+ * context is delivered; kf_context_stats() counts them all. */
+typedef void (*kf_warn_fn)(void *user, const char *message);
+
+/* Fields left zero take the environment, then the defaults; a field set
+ * here wins over the environment. */
 typedef struct kf_context_options {
     kf_backend backend;   /* KF_BACKEND_AUTO unless set; env KFUSE_BACKEND overrides AUTO */
     int device;           /* device index within the backend; -1: env KFUSE_DEVICE, else 0 */
+    const char *cache_dir;      /* NULL: env KFUSE_CACHE_DIR, else $XDG_CACHE_HOME/kfuse, else ~/.cache/kfuse */
+    kf_cache_mode cache_mode;   /* KF_CACHE_DEFAULT: env KFUSE_CACHE, else KF_CACHE_RW */
+    uint64_t cache_max_bytes;   /* 0: env KFUSE_CACHE_MAX_SIZE ("512M"), else 1 GiB */
+    int cache_must_hit;         /* > 0: a kernel missing from the cache is KF_ERR_CACHE_MISS, never
+                                 * compiled; < 0: compile on a miss; 0: env KFUSE_CACHE_MUST_HIT=1 */
+    kf_warn_fn warn;            /* NULL: warnings go to stderr as "kfuse: warning: ..." */
+    void *warn_user;            /* passed to warn */
 } kf_context_options;
 
 typedef struct kf_device_info {
@@ -292,6 +317,30 @@ KF_API kf_status kf_context_info(kf_context *ctx, kf_device_info *out);
 /* The message of the last failed call made by this thread on ctx (compiler
  * log, symbol names, driver error name); "" when none. */
 KF_API const char *kf_context_error(kf_context *ctx);
+
+/* What the context's compiles did, since it was created.  A kf_compile is
+ * answered from memory (an equal graph compiled before in this context),
+ * from disk, or by compiling (a miss). */
+typedef struct kf_stats {
+    kf_backend backend;
+    kf_cache_mode cache_mode;   /* in effect: KF_CACHE_RW, _RO, or _OFF (memory only, also after a fault) */
+    bool must_hit;
+    char cache_dir[1024];       /* the directory in use; "" when memory only */
+    uint64_t memory_hits;       /* kf_compile calls served by the in-process plan cache */
+    uint64_t disk_hits;         /* ... by the disk cache (loaded, not compiled) */
+    uint64_t misses;            /* ... by neither: compiled, or KF_ERR_CACHE_MISS in must-hit mode */
+    uint64_t compiles;          /* device compiler runs (NVRTC, clBuildProgram from source) */
+    double compile_ms;          /* wall time of those runs */
+    uint64_t bytes_read;        /* compiled code loaded from disk */
+    uint64_t bytes_written;     /* compiled code stored to disk */
+    uint64_t memory_entries;    /* programs held by the plan cache now */
+    uint64_t memory_evictions;  /* programs dropped from the plan cache (bounded, least recently used) */
+    uint64_t disk_evictions;    /* disk entries this context evicted to keep the size cap */
+    uint64_t dropped;           /* disk entries found bad (checksum, length, refused by the driver), removed */
+    uint64_t warnings;          /* cache faults worked around (only the first was reported) */
+    char warning[512];          /* the first warning; "" when none */
+} kf_stats;
+KF_API kf_status kf_context_stats(kf_context *ctx, kf_stats *out);
 
 /* -- Runtime: buffers and views -------------------------------------------- */
 

@@ -63,5 +63,6 @@ typedef struct kf_backend_ops {
 /* The backends built into this library (NULL when not built). */
 const kf_backend_ops *kf_rt_cuda_backend(void);
 const kf_backend_ops *kf_rt_opencl_backend(void);
+const kf_backend_ops *kf_rt_cpu_backend(void);
 
 #endif /* KF_BACKEND_H */

@@ -1,5 +1,6 @@
 /* Runtime core: choosing a backend, contexts, per-thread errors, buffers,
  * streams and events.  Programs and runs are in program.c. */
+#include "cached.h"
 #include "runtime.h"
 
 #include <stdarg.h>
@@ -104,6 +105,9 @@ static const kf_backend_ops *backend_ops(kf_backend b)
 #endif
 #ifdef KFUSE_WITH_OPENCL
     case KF_BACKEND_OPENCL: return kf_rt_opencl_backend();
+#endif
+#ifdef KFUSE_WITH_LLVM
+    case KF_BACKEND_CPU: return kf_rt_cpu_backend();
 #endif
     default: return NULL;
     }
@@ -228,6 +232,10 @@ kf_status kf_context_create(const kf_context_options *opts, kf_context **out, ch
             : b == KF_BACKEND_AUTO              ? open_backend(ctx, KF_BACKEND_CUDA, device, why, sizeof why)
                                                 : open_backend(ctx, b, device, why, sizeof why);
     }
+    if (s == KF_OK && kf_rt_cache_open(ctx, opts) != KF_OK) {
+        snprintf(why, sizeof why, "out of memory");
+        s = KF_ERR_NO_MEMORY;
+    }
     if (s == KF_OK) {
         ctx->default_stream = calloc(1, sizeof *ctx->default_stream);
         if (!ctx->default_stream) {
@@ -244,6 +252,7 @@ kf_status kf_context_create(const kf_context_options *opts, kf_context **out, ch
         if (errbuf && errlen)
             snprintf(errbuf, errlen, "%s", why);
         if (ctx) {
+            kf_rt_cache_close(ctx);
             if (ctx->be)
                 ctx->be->close(ctx->dev);
             pthread_mutex_destroy(&ctx->lock);
@@ -277,6 +286,7 @@ void kf_context_destroy(kf_context *ctx)
         return;
     while (ctx->programs.next != &ctx->programs)
         kf_program_free((kf_program *)ctx->programs.next);
+    kf_rt_cache_close(ctx); /* memoised programs go while the streams are there */
     while (ctx->streams.next != &ctx->streams)
         kf_stream_destroy((kf_stream *)ctx->streams.next);
     stream_release(ctx, ctx->default_stream);

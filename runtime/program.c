@@ -3,6 +3,7 @@
  * facts of every kernel come from codegen's ABI (codegen.h); this file only
  * binds arrays to buffers and hands the launches to the backend. */
 #include "bind.h"
+#include "cached.h"
 #include "codegen.h"
 #include "plan.h"
 
@@ -31,21 +32,22 @@ struct kf_program {
     int nk;
     kf_rt_kernel *k;
     int ninputs, nscalars; /* array and scalar inputs of the graph */
+    kf_memo_entry *shared; /* the plan cache's program whose plan, module and kernels this one
+                            * borrows; NULL when it owns them */
 };
 
 int kf_program_num_kernels(const kf_program *p) { return p ? p->nk : 0; }
 
-void kf_program_free(kf_program *p)
+/* Release what p owns (p is on no list). */
+static void program_destroy(kf_program *p)
 {
-    if (!p)
-        return;
     kf_context *ctx = p->ctx;
-    kf_rt_link_remove(ctx, &p->link);
     /* runs queued on any stream may still use the module */
     kf_rt_err err;
-    for (kf_rt_link *l = ctx->streams.next; l != &ctx->streams; l = l->next)
+    for (kf_rt_link *l = ctx->streams.next; p->mod && l != &ctx->streams; l = l->next)
         ctx->be->stream_sync(ctx->dev, ((kf_stream *)l)->h, &err);
-    ctx->be->stream_sync(ctx->dev, ctx->default_stream->h, &err);
+    if (p->mod)
+        ctx->be->stream_sync(ctx->dev, ctx->default_stream->h, &err);
     for (int i = 0; p->k && i < p->nk; i++) {
         free(p->k[i].src);
         free(p->k[i].scalar_slot);
@@ -55,6 +57,25 @@ void kf_program_free(kf_program *p)
         ctx->be->unload(ctx->dev, p->mod);
     kf_plan_free(p->plan);
     free(p);
+}
+
+void kf_rt_program_unload(void *ctx, void *program)
+{
+    (void)ctx;
+    program_destroy(program);
+}
+
+void kf_program_free(kf_program *p)
+{
+    if (!p)
+        return;
+    kf_rt_link_remove(p->ctx, &p->link);
+    if (p->shared) {
+        kf_rt_cache_unref(p->ctx, p->shared);
+        free(p);
+        return;
+    }
+    program_destroy(p);
 }
 
 /* Buffer sources of kernel k: outs go to graph outputs or stored slots;
@@ -101,34 +122,6 @@ static kf_status map_sources(kf_program *p, int ki, char *err, size_t errlen)
     return KF_OK;
 }
 
-/* Generate, compile and load the module of p's plan. */
-static kf_status build_module(kf_context *ctx, kf_program *p, char *msg, size_t msglen)
-{
-    kf_strbuf src;
-    kf_sb_init(&src);
-    kf_cg_caps caps = { ctx->info.fp64, ctx->info.fp16 };
-    kf_target target = ctx->info.backend == KF_BACKEND_CUDA ? KF_TARGET_CUDA : KF_TARGET_OPENCL;
-    kf_status s = kf_cg_emit(p->plan, target, &caps, &src, msg, msglen);
-    if (ctx->hooks & KF_RT_HOOK_BREAK_CODEGEN)
-        kf_sb_puts(&src, "\nthis line is a deliberate syntax error (test hook)\n");
-    if (s == KF_OK && kf_sb_failed(&src)) {
-        snprintf(msg, msglen, "out of memory generating code");
-        s = KF_ERR_NO_MEMORY;
-    }
-    kf_rt_err err;
-    void *bin = NULL;
-    size_t binlen = 0;
-    if (s == KF_OK && (s = ctx->be->compile(ctx->dev, kf_sb_str(&src), src.len, &bin, &binlen,
-                                            &err)) == KF_OK) {
-        s = ctx->be->load(ctx->dev, bin, binlen, &p->mod, &err);
-        free(bin);
-    }
-    if (s != KF_OK && !msg[0])
-        snprintf(msg, msglen, "%s", err.msg);
-    kf_sb_free(&src);
-    return s;
-}
-
 /* Kernel ABIs, buffer sources and entry points of every kernel. */
 static kf_status bind_kernels(kf_context *ctx, kf_program *p, char *msg, size_t msglen)
 {
@@ -154,6 +147,26 @@ static kf_status bind_kernels(kf_context *ctx, kf_program *p, char *msg, size_t 
     return s;
 }
 
+/* Prepare g (canonical form, fusion, code; the cache key), get its module
+ * from the disk cache or the compiler, and bind its kernels into m. */
+static kf_status build(kf_context *ctx, const kf_graph *g, kf_program *m, char *msg, size_t msglen)
+{
+    kf_cache_prep prep;
+    kf_status s = kf_rt_cache_prepare(ctx, g, &prep, msg, msglen);
+    if (s == KF_OK)
+        s = kf_rt_cache_module(ctx, &prep, &m->mod, msg, msglen);
+    if (s == KF_OK) {
+        m->plan = prep.plan;
+        prep.plan = NULL;
+        const kf_graph *pg = m->plan->g;
+        for (int32_t i = 0; i < pg->ninputs; i++)
+            pg->nodes[pg->inputs[i]].scalar ? m->nscalars++ : m->ninputs++;
+        s = bind_kernels(ctx, m, msg, msglen);
+    }
+    kf_cache_prep_free(&prep);
+    return s;
+}
+
 kf_status kf_compile(kf_context *ctx, const kf_graph *g, kf_program **out)
 {
     if (!ctx)
@@ -165,28 +178,48 @@ kf_status kf_compile(kf_context *ctx, const kf_graph *g, kf_program **out)
     if (!p)
         return kf_rt_fail(ctx, KF_ERR_NO_MEMORY, "kf_compile: out of host memory");
     p->ctx = ctx;
-    kf_rt_link_add(ctx, &ctx->programs, &p->link);
 
+    /* An equal graph compiled before on this context: borrow its program,
+     * skipping verify, fusion, codegen and the disk cache. */
+    kf_memo_key mk;
+    bool keyed = kf_rt_cache_key(ctx, g, &mk);
+    kf_memo_entry *e = keyed ? kf_rt_cache_get(ctx, &mk) : NULL;
+    kf_status s = KF_OK;
     static char msg_oom[] = "out of host memory";
-    char *msg = malloc(4096);
-    kf_pipeline pipe;
-    kf_status s = msg ? kf_fuse(g, NULL, NULL, &pipe) : KF_ERR_NO_MEMORY;
-    if (s == KF_OK) {
-        msg[0] = 0;
-        p->plan = pipe.plan;
-        const kf_graph *pg = p->plan->g;
-        for (int32_t i = 0; i < pg->ninputs; i++)
-            pg->nodes[pg->inputs[i]].scalar ? p->nscalars++ : p->ninputs++;
-        s = build_module(ctx, p, msg, 4096);
-        if (s == KF_OK)
-            s = bind_kernels(ctx, p, msg, 4096);
-    } else if (msg) {
-        snprintf(msg, 4096, "%s", pipe.err);
+    char *msg = NULL;
+    if (!e) {
+        kf_program *m = calloc(1, sizeof *m);
+        if ((msg = malloc(4096)) != NULL)
+            snprintf(msg, 4096, "%s", m ? "" : msg_oom);
+        if (!m || !msg)
+            s = KF_ERR_NO_MEMORY;
+        else {
+            m->ctx = ctx;
+            s = build(ctx, g, m, msg, 4096);
+        }
+        if (s != KF_OK) {
+            if (m)
+                program_destroy(m);
+        } else if (!keyed || !(e = kf_rt_cache_put(ctx, &mk, m))) {
+            free(p); /* not memoised: m is the caller's own */
+            p = m;
+        }
+    }
+    if (s == KF_OK && e) {
+        const kf_program *m = kf_memo_value(e);
+        p->plan = m->plan;
+        p->mod = m->mod;
+        p->nk = m->nk;
+        p->k = m->k;
+        p->ninputs = m->ninputs;
+        p->nscalars = m->nscalars;
+        p->shared = e;
     }
     if (s != KF_OK) {
-        kf_program_free(p);
+        free(p);
         kf_rt_fail(ctx, s, "kf_compile: graph '%s': %s", kf_graph_name(g), msg ? msg : msg_oom);
     } else {
+        kf_rt_link_add(ctx, &ctx->programs, &p->link);
         *out = p;
     }
     free(msg);

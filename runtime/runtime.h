@@ -57,6 +57,7 @@ struct kf_context {
     kf_rt_errslot errs[KF_RT_ERR_SLOTS];
     uint64_t tick;
     unsigned hooks;          /* KF_RT_HOOK_*: test-only faults */
+    struct kf_rt_cache *cache; /* kernel cache: plan cache, disk store, stats (cached.c) */
 };
 
 /* Test hooks (tests/test_runtime.c): break the generated source so the

@@ -8,7 +8,7 @@
 
 static void run(kf_backend b)
 {
-    kf_context_options o = { b, 0 };
+    kf_context_options o = { .backend = b, .device = 0 };
     kf_context *ctx;
     char why[512];
     if (kf_context_create(&o, &ctx, why, sizeof why) != KF_OK) {

@@ -303,25 +303,30 @@ static void emit_case(tcase *c, const kf_cg_caps *devcaps)
 }
 
 /* -- NVRTC ------------------------------------------------------------------------------------------ *
- * Compiles run on worker threads while the OpenCL part runs; results are
- * checked on the main thread after the join (check.h is not thread-safe). */
+ * Compiles run in two child processes (NVRTC serialises threads of one
+ * process) while the OpenCL part runs; each child writes its results to a
+ * temporary file, read and checked after it exits. */
 
 #if KFUSE_WITH_CUDA
-#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 typedef struct nvjob {
     char *src;            /* owned */
     char what[128];
     const char *opt;      /* --gpu-architecture=... */
     bool ptx;
-    nvrtcResult r;
+    int worker;
+    int r;                /* nvrtcResult; -1 when no result came back */
     bool warned, empty;
     char *log;            /* owned, kept on failure or warning */
 } nvjob;
 
+enum { NV_WORKERS = 2 };
 static nvjob *nvjobs;
-static int nnvjobs, nvnext;
-static pthread_mutex_t nvlock = PTHREAD_MUTEX_INITIALIZER;
+static int nnvjobs;
+static pid_t nvpid[NV_WORKERS];
+static FILE *nvout[NV_WORKERS];
 
 static void nv_add(const char *src, const char *what, const char *opt, bool ptx)
 {
@@ -335,15 +340,18 @@ static void nv_add(const char *src, const char *what, const char *opt, bool ptx)
     snprintf(j->what, sizeof j->what, "%s", what);
     j->opt = opt;
     j->ptx = ptx;
+    j->r = -1;
 }
 
 static void nv_run(nvjob *j)
 {
     nvrtcProgram prog;
-    j->r = nvrtcCreateProgram(&prog, j->src, "kfuse.cu", 0, NULL, NULL);
-    if (j->r != NVRTC_SUCCESS)
+    nvrtcResult r = nvrtcCreateProgram(&prog, j->src, "kfuse.cu", 0, NULL, NULL);
+    j->r = (int)r;
+    if (r != NVRTC_SUCCESS)
         return;
-    j->r = nvrtcCompileProgram(prog, 1, &j->opt);
+    r = nvrtcCompileProgram(prog, 1, &j->opt);
+    j->r = (int)r;
     size_t ls = 0;
     nvrtcGetProgramLogSize(prog, &ls);
     char *log = malloc(ls + 1);
@@ -351,12 +359,12 @@ static void nv_run(nvjob *j)
         log[0] = 0;
         nvrtcGetProgramLog(prog, log);
         j->warned = strstr(log, "warning") != NULL;
-        if (j->r != NVRTC_SUCCESS || j->warned)
+        if (r != NVRTC_SUCCESS || j->warned)
             j->log = log;
         else
             free(log);
     }
-    if (j->r == NVRTC_SUCCESS) {
+    if (r == NVRTC_SUCCESS) {
         size_t n = 0;
         if (j->ptx)
             nvrtcGetPTXSize(prog, &n);
@@ -367,16 +375,78 @@ static void nv_run(nvjob *j)
     nvrtcDestroyProgram(&prog);
 }
 
-static void *nv_worker(void *arg)
+/* Record of one job in a worker's file: index, result, flags, log. */
+static void nv_put(FILE *f, int i, const nvjob *j)
 {
-    (void)arg;
-    for (;;) {
-        pthread_mutex_lock(&nvlock);
-        int i = nvnext < nnvjobs ? nvnext++ : -1;
-        pthread_mutex_unlock(&nvlock);
-        if (i < 0)
-            return NULL;
-        nv_run(&nvjobs[i]);
+    int v[4] = { i, j->r, j->warned, j->empty };
+    size_t ll = j->log ? strlen(j->log) : 0;
+    fwrite(v, sizeof v, 1, f);
+    fwrite(&ll, sizeof ll, 1, f);
+    if (ll)
+        fwrite(j->log, 1, ll, f);
+}
+
+/* Start the workers: jobs go to the least loaded (by source bytes). */
+static void nv_start(void)
+{
+    size_t load[NV_WORKERS] = { 0 };
+    for (int i = 0; i < nnvjobs; i++) {
+        int w = 0;
+        for (int k = 1; k < NV_WORKERS; k++)
+            if (load[k] < load[w])
+                w = k;
+        nvjobs[i].worker = w;
+        load[w] += nvjobs[i].src ? strlen(nvjobs[i].src) : 0;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    for (int w = 0; w < NV_WORKERS; w++) {
+        nvout[w] = tmpfile();
+        nvpid[w] = nvout[w] ? fork() : -1;
+        if (nvpid[w] == 0) {
+            for (int i = 0; i < nnvjobs; i++)
+                if (nvjobs[i].worker == w) {
+                    nv_run(&nvjobs[i]);
+                    nv_put(nvout[w], i, &nvjobs[i]);
+                }
+            fflush(nvout[w]);
+            _exit(0);
+        }
+        if (nvpid[w] < 0) { /* no process: compile here */
+            for (int i = 0; i < nnvjobs; i++)
+                if (nvjobs[i].worker == w)
+                    nv_run(&nvjobs[i]);
+        }
+    }
+}
+
+/* Wait for the workers and collect their records. */
+static void nv_wait(void)
+{
+    for (int w = 0; w < NV_WORKERS; w++) {
+        if (nvpid[w] > 0) {
+            int st = 0;
+            waitpid(nvpid[w], &st, 0);
+            CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "NVRTC worker %d died (status %d)", w, st);
+            rewind(nvout[w]);
+            int v[4];
+            size_t ll;
+            while (fread(v, sizeof v, 1, nvout[w]) == 1 && fread(&ll, sizeof ll, 1, nvout[w]) == 1) {
+                if (v[0] < 0 || v[0] >= nnvjobs)
+                    break;
+                nvjob *j = &nvjobs[v[0]];
+                j->r = v[1];
+                j->warned = v[2];
+                j->empty = v[3];
+                if (ll) {
+                    j->log = malloc(ll + 1);
+                    if (j->log && fread(j->log, 1, ll, nvout[w]) == ll)
+                        j->log[ll] = 0;
+                }
+            }
+        }
+        if (nvout[w])
+            fclose(nvout[w]);
     }
 }
 
@@ -387,7 +457,8 @@ static void nv_report(void)
     for (int i = 0; i < nnvjobs; i++) {
         nvjob *j = &nvjobs[i];
         CHECK_MSG(j->r == NVRTC_SUCCESS && !j->warned && !j->empty, "NVRTC %s (%s): %s%s%s", j->what, j->opt,
-                  nvrtcGetErrorString(j->r), j->warned ? ", with warnings" : "", j->empty ? ", empty output" : "");
+                  j->r < 0 ? "no result" : nvrtcGetErrorString((nvrtcResult)j->r), j->warned ? ", with warnings" : "",
+                  j->empty ? ", empty output" : "");
         if (j->log && j->src) {
             fprintf(stderr, "%s\n", j->log);
             show_log_lines(j->src, j->log, "kfuse.cu(");
@@ -397,7 +468,7 @@ static void nv_report(void)
     }
     free(nvjobs);
     nvjobs = NULL;
-    nnvjobs = nvnext = 0;
+    nnvjobs = 0;
 }
 
 /* Jobs for cases [from, to) concatenated in batches of about 'bytes' (the
@@ -902,9 +973,15 @@ static const runopt runs_full[] = {
     { 0, 0, -1 }, { 0, 1, -1 }, { 0, 3, KF_CG_S32 }, { 0, 2, KF_CG_C64 }, { 0, 5, KF_CG_S64 },
     { 1, 0, -1 }, { 2, 7, -1 }, { 0, 2, KF_CG_SEQ }, { 0, 0, KF_CG_TILE },
 };
+static const runopt runs_random[] = {
+    { 0, 0, -1 }, { 0, 1, -1 }, { 0, 3, KF_CG_S32 }, { 1, 0, -1 }, { 2, 7, -1 }, { 0, 2, KF_CG_SEQ }, { 0, 0, KF_CG_TILE },
+};
 static const runopt runs_short[] = {
     { 0, 0, -1 }, { 1, 3, KF_CG_S32 }, { 2, 2, KF_CG_SEQ }, { 0, 1, KF_CG_TILE },
 };
+/* the per-dtype graphs: the picked variant only (sizes small and mid reach
+ * both reduction paths); every distinct entry launched costs a JIT on PoCL */
+static const runopt runs_one[] = { { 0, 0, -1 } };
 
 static void run_case(tcase *c, cl_program prog, const kf_rg_sizes *sz, uint64_t seed, const runopt *runs, int nruns)
 {
@@ -1024,21 +1101,17 @@ int main(void)
 #if KFUSE_WITH_CUDA
     /* the corpus and the per-dtype graphs for every target, the random
      * graphs for sm_80 (the first ones for every target) */
-    pthread_t nvthreads[2];
-    int nnvthreads = 0;
     double t_nv = now();
     if (env_int("KF_TEST_CG_NVRTC", 1)) {
         static const char *const all3[] = { "--gpu-architecture=sm_80", "--gpu-architecture=sm_90",
                                             "--gpu-architecture=compute_90" };
-        int r0 = ncorpus + nops_cases, rall = r0 + (nrandom < 40 ? nrandom : 40);
-        nv_batches(0, r0, 400000, all3, 3);
+        static const char *const two[] = { "--gpu-architecture=sm_80", "--gpu-architecture=compute_90" };
+        int r0 = ncorpus + nops_cases, rall = r0 + (nrandom < 20 ? nrandom : 20);
+        nv_batches(0, ncorpus, 400000, all3, 3);
+        nv_batches(ncorpus, r0, 400000, two, 2);
         nv_batches(r0, rall, 400000, all3, 3);
         nv_batches(rall, ncases, 400000, all3, 1);
-        for (int i = 0; i < 2; i++)
-            if (pthread_create(&nvthreads[nnvthreads], NULL, nv_worker, NULL) == 0)
-                nnvthreads++;
-        if (nnvthreads == 0)
-            nv_worker(NULL);
+        nv_start();
     }
 #else
     printf("NVRTC: skipped (built without KFUSE_WITH_CUDA)\n");
@@ -1046,27 +1119,33 @@ int main(void)
 
 #if KFUSE_WITH_OPENCL
     if (D.ok && env_int("KF_TEST_CG_OPENCL", 1)) {
-        /* the random graphs not run are built in batches (modules share a
-         * unit); every graph run is built on its own: PoCL compiles a
-         * kernel at its first launch, and a small program keeps that fast */
+        /* every case is built into one program (modules share one unit; a
+         * build has a large fixed cost and PoCL compiles a kernel at its
+         * first launch, at a cost that hardly depends on the program) */
         static const kf_rg_sizes small = { 7, 3, 5 }, big = { 5000, 3, 70 }, mid = { 300, 2, 9 };
         int first_built = ncorpus + nops_cases + run_random;
-        kf_strbuf all = KF_STRBUF_INIT;
-        for (int i = first_built; i < ncases; i++)
-            if (cases[i].ocl)
-                kf_sb_puts(&all, cases[i].ocl);
-        if (all.len) {
-            cl_program prog = cl_build(kf_sb_str(&all), "random graphs not run");
-            if (prog)
-                clReleaseProgram(prog);
-        }
-        kf_sb_free(&all);
+        if (first_built > ncases)
+            first_built = ncases;
+        int group = env_int("KF_TEST_CG_GROUP", 1 << 20);
+        cl_program prog = NULL;
         for (int i = 0; i < ncases && i < first_built; i++) {
             tcase *c = &cases[i];
             if (!c->ocl || !c->run)
                 continue;
+            if (c->uses_f64 && !D.caps.fp64)
+                continue;
             double tc = now();
-            cl_program prog = cl_build(c->ocl, c->name);
+            if (!prog || (i % group) == 0) {
+                if (prog)
+                    clReleaseProgram(prog);
+                kf_strbuf gs = KF_STRBUF_INIT;
+                int to = (i / group + 1) * group;
+                for (int j = i; j < ncases && j < to; j++)
+                    if (cases[j].ocl && (cases[j].run || to >= first_built))
+                        kf_sb_puts(&gs, cases[j].ocl);
+                prog = cl_build(kf_sb_str(&gs), c->name);
+                kf_sb_free(&gs);
+            }
             if (!prog)
                 continue;
             int nfull = (int)(sizeof runs_full / sizeof runs_full[0]), nshort = (int)(sizeof runs_short / sizeof runs_short[0]);
@@ -1075,17 +1154,18 @@ int main(void)
                 run_case(c, prog, &mid, 2 + (uint64_t)i, runs_full, nfull);
                 run_case(c, prog, &big, 3 + (uint64_t)i, runs_short, nshort);
             } else if (i < ncorpus + nops_cases) {
-                run_case(c, prog, &small, 1 + (uint64_t)i, runs_short, nshort);
-                run_case(c, prog, &mid, 2 + (uint64_t)i, runs_short, nshort);
+                run_case(c, prog, &small, 1 + (uint64_t)i, runs_one, 1);
+                run_case(c, prog, &mid, 2 + (uint64_t)i, runs_one, 1);
             } else {
                 uint64_t h = (uint64_t)i * 2654435761u;
                 kf_rg_sizes sz = { (int64_t)(h % 13), (int64_t)(1 + (h >> 8) % 9), (int64_t)(1 + (h >> 16) % 6) };
-                run_case(c, prog, &sz, 4 + (uint64_t)i, runs_full, nfull);
+                run_case(c, prog, &sz, 4 + (uint64_t)i, runs_random, (int)(sizeof runs_random / sizeof runs_random[0]));
             }
-            clReleaseProgram(prog);
             if (getenv("KF_TEST_CG_TIMES"))
                 printf("  %-16s %.2fs\n", c->name, now() - tc);
         }
+        if (prog)
+            clReleaseProgram(prog);
         printf("OpenCL build: %.2fs\n", ocl_build_seconds);
         printf("OpenCL runs: %.2fs\n", ocl_run_seconds);
     } else {
@@ -1096,8 +1176,7 @@ int main(void)
     printf("OpenCL: skipped (built without KFUSE_WITH_OPENCL)\n");
 #endif
 #if KFUSE_WITH_CUDA
-    for (int i = 0; i < nnvthreads; i++)
-        pthread_join(nvthreads[i], NULL);
+    nv_wait();
     printf("NVRTC: %d compilations in %.2fs\n", nnvjobs, now() - t_nv);
     nv_report();
 #endif

@@ -5,7 +5,11 @@
  * error paths of the C API.  Usage: test_runtime [FILE.kir...] */
 #include "check.h"
 #include "kfsample.h"
+#include "randgraph.h"
 #include "runtime.h"
+#ifdef KFUSE_WITH_LLVM
+#include "cpu.h"
+#endif
 
 #include <dirent.h>
 #include <pthread.h>
@@ -43,6 +47,15 @@ static bool bind_syms(const kf_graph *g, int64_t size, int64_t *symval)
     for (int32_t s = 0; s < g->nsyms; s++)
         if (!bound[s])
             return false; /* only iota uses it: nothing binds it at run time */
+    /* keep every array of the run small: [n,n,n] at n=66000 is not a test */
+    for (int32_t i = 0; i < g->nnodes; i++) {
+        const kf_irnode *x = &g->nodes[i];
+        double n = 1;
+        for (int d = 0; d < x->rank; d++)
+            n *= (double)(x->dims[d] < 0 ? symval[KF_IR_SYM_INDEX(x->dims[d])] : x->dims[d]);
+        if (n > (double)(1 << 21))
+            return false;
+    }
     return true;
 }
 
@@ -88,6 +101,36 @@ static kf_status upload_view(kf_context *ctx, const harray *h, bool strided, kf_
     free(tmp);
     return s;
 }
+
+#ifdef KFUSE_WITH_LLVM
+/* CPU backend: the run again on 1 and 2 threads must give the same bytes
+ * as on 7 (reductions combine in an order fixed by the shape alone). */
+static void cpu_thread_counts(kf_context *ctx, kf_program *prog, const kf_view *views, int narr, const void **scalars,
+                              int nsc, const kf_view *outs, int nout, const char *label)
+{
+    static const int counts[] = { 1, 2 };
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        kf_cpu_tune(ctx->dev, counts[c], 0);
+        kf_view *again = calloc((size_t)nout + 1, sizeof *again);
+        for (int j = 0; j < nout; j++)
+            again[j] = kf_view_dense(NULL, 0, outs[j].dtype, outs[j].rank, outs[j].shape);
+        CHECK_STATUS(kf_run(prog, NULL, views, narr, scalars, nsc, again, nout), KF_OK);
+        kf_stream_sync(ctx, NULL);
+        for (int j = 0; j < nout && again[j].buf; j++) {
+            size_t bytes = kf_buffer_size(again[j].buf);
+            char *a = malloc(bytes + 1), *b = malloc(bytes + 1);
+            kf_download(a, outs[j].buf, 0, bytes, NULL);
+            kf_download(b, again[j].buf, 0, bytes, NULL);
+            CHECK_MSG(memcmp(a, b, bytes) == 0, "%s: output %d differs between 7 and %d threads", label, j, counts[c]);
+            free(a);
+            free(b);
+            kf_buffer_free(again[j].buf);
+        }
+        free(again);
+    }
+    kf_cpu_tune(ctx->dev, 7, 0);
+}
+#endif
 
 /* Run g on ctx and on the interpreter for one size; returns false on a
  * mismatch (after reporting it). */
@@ -165,6 +208,10 @@ static void run_case(kf_context *ctx, kf_program *prog, const kf_graph *g, int64
                       bad ? rt_load(ref[j].data, ref[j].dtype, first) : 0.0);
             free(got);
         }
+#ifdef KFUSE_WITH_LLVM
+        if (s == KF_OK && ctx->info.backend == KF_BACKEND_CPU)
+            cpu_thread_counts(ctx, prog, views, narr, scalars, nsc, outs, nout, label);
+#endif
     }
     for (int i = 0; i < narr; i++)
         kf_buffer_free(views[i].buf);
@@ -356,7 +403,7 @@ static void test_errors(kf_context *ctx, kf_context *other)
  * (the log reaches the caller) and an OpenCL device without f64. */
 static void test_hooks(kf_backend b)
 {
-    kf_context_options o = { b, 0 };
+    kf_context_options o = { .backend = b, .device = 0 };
     kf_context *ctx;
     if (kf_context_create(&o, &ctx, NULL, 0) != KF_OK)
         return;
@@ -405,7 +452,7 @@ static void test_env(void)
     CHECK_STATUS(kf_context_create(NULL, &ctx, why, sizeof why), KF_ERR_INVALID_ARG);
     CHECK_CONTAINS(why, "KFUSE_BACKEND='tpu' is not one of");
     unsetenv("KFUSE_BACKEND");
-    kf_context_options o = { (kf_backend)42, 0 };
+    kf_context_options o = { .backend = (kf_backend)42, .device = 0 };
     CHECK_STATUS(kf_context_create(&o, &ctx, why, sizeof why), KF_ERR_INVALID_ARG);
     CHECK(ctx == NULL);
 }
@@ -479,10 +526,13 @@ static void test_threads(kf_context *ctx)
 
 static void test_backend(kf_backend b, int argc, char **argv)
 {
-    kf_context_options o = { b, 0 };
+    kf_context_options o = { .backend = b, .device = 0 };
     kf_context *ctx, *other = NULL;
     char why[1024];
+    if (b == KF_BACKEND_CPU) /* a pool of 7 threads, more than this machine's cores */
+        setenv("KFUSE_THREADS", "7", 1);
     kf_status s = kf_context_create(&o, &ctx, why, sizeof why);
+    unsetenv("KFUSE_THREADS");
     if (s == KF_ERR_NO_DEVICE || s == KF_ERR_UNSUPPORTED) {
         printf("SKIP %s: %s\n", kf_backend_name(b), why);
         if (b == KF_BACKEND_CUDA)
@@ -493,6 +543,10 @@ static void test_backend(kf_backend b, int argc, char **argv)
     if (s != KF_OK)
         return;
     kf_context_create(&o, &other, NULL, 0);
+#ifdef KFUSE_WITH_LLVM
+    if (b == KF_BACKEND_CPU) /* split every launch of 2 or more work units: small arrays use the pool too */
+        kf_cpu_tune(ctx->dev, 0, 1);
+#endif
     kf_device_info info;
     kf_context_info(ctx, &info);
     printf("%s: %s (%s, %d compute units, fp64 %d, fp16 %d)\n", kf_backend_name(b), info.name, info.arch,
@@ -507,19 +561,48 @@ static void test_backend(kf_backend b, int argc, char **argv)
         run_dir(ctx, "golden", 2);
         run_dir(ctx, "corpus", 3);
     }
-    printf("%s: %d graphs run against the interpreter\n", kf_backend_name(b), graphs_run);
+    /* seeded random graphs: every op kind, dtype, broadcast and reduction */
+    const char *nr = getenv("KFUSE_TEST_RANDOM");
+    int nrandom = nr ? atoi(nr) : 200;
+    kf_rg_options ro = { .no_f16 = !info.fp16, .no_f64 = !info.fp64 };
+    for (int i = 0; i < nrandom; i++) {
+        kf_graph *g = kf_rg_graph("rand", 1000 + (uint64_t)i, &ro);
+        char label[64];
+        snprintf(label, sizeof label, "random seed %d", 1000 + i);
+        if (g)
+            run_graph(ctx, g, label, 77 + (uint64_t)i);
+        kf_graph_free(g);
+    }
+    printf("%s: %d graphs (corpus and %d random) run against the interpreter\n", kf_backend_name(b), graphs_run,
+           nrandom);
     CHECK(graphs_run > 20);
     graphs_run = 0;
     kf_context_destroy(other);
     kf_context_destroy(ctx);
 }
 
+/* test_runtime BACKEND [FILE.kir...]: one backend (cuda, opencl, cpu) per
+ * process, so CTest runs the backends side by side; "api" runs the
+ * backend-independent checks (environment overrides). */
 int main(int argc, char **argv)
 {
-    test_env();
-    test_hooks(KF_BACKEND_OPENCL);
-    test_hooks(KF_BACKEND_CUDA);
-    test_backend(KF_BACKEND_OPENCL, argc, argv);
-    test_backend(KF_BACKEND_CUDA, argc, argv);
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_runtime api|cuda|opencl|cpu [FILE.kir...]\n");
+        return 2;
+    }
+    if (strcmp(argv[1], "api") == 0) {
+        test_env();
+        return kf_test_done();
+    }
+    kf_backend b = strcmp(argv[1], "cuda") == 0     ? KF_BACKEND_CUDA
+                   : strcmp(argv[1], "opencl") == 0 ? KF_BACKEND_OPENCL
+                   : strcmp(argv[1], "cpu") == 0    ? KF_BACKEND_CPU
+                                                    : KF_BACKEND_AUTO;
+    if (b == KF_BACKEND_AUTO) {
+        fprintf(stderr, "test_runtime: unknown backend '%s'\n", argv[1]);
+        return 2;
+    }
+    test_hooks(b);
+    test_backend(b, argc - 1, argv + 1);
     return kf_test_done();
 }

@@ -19,7 +19,7 @@ const char *kf_cg_variant_name(kf_cg_variant v)
 
 const char *kf_cg_target_name(kf_target t)
 {
-    return t == KF_TARGET_CUDA ? "cuda" : t == KF_TARGET_OPENCL ? "opencl" : NULL;
+    return t == KF_TARGET_CUDA ? "cuda" : t == KF_TARGET_OPENCL ? "opencl" : t == KF_TARGET_LLVM ? "llvm" : NULL;
 }
 
 static kf_status fail(char *err, size_t errlen, kf_status s, const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -88,7 +88,9 @@
 #include "plan.h"
 #include "strbuf.h"
 
-typedef enum kf_target { KF_TARGET_CUDA, KF_TARGET_OPENCL, KF_TARGET_COUNT } kf_target;
+/* KF_TARGET_LLVM: LLVM IR text for the CPU backend (llvm.c; "The CPU target"
+ * in docs/codegen.md), only in builds with LLVM (KFUSE_WITH_LLVM). */
+typedef enum kf_target { KF_TARGET_CUDA, KF_TARGET_OPENCL, KF_TARGET_LLVM, KF_TARGET_COUNT } kf_target;
 
 /* Device capabilities that change what may be emitted (OpenCL only; CUDA
  * ignores them).  A NULL caps pointer means every capability is present. */
@@ -113,7 +115,7 @@ enum {
 
 /* "c32", "s64", "seq", ...; NULL when out of range. */
 const char *kf_cg_variant_name(kf_cg_variant v);
-const char *kf_cg_target_name(kf_target t);   /* "cuda", "opencl" */
+const char *kf_cg_target_name(kf_target t);   /* "cuda", "opencl", "llvm" */
 
 /* Append the module for every kernel of p to out (which may already hold
  * text).  On failure returns the status, writes a message naming the kernel
@@ -124,6 +126,10 @@ const char *kf_cg_target_name(kf_target t);   /* "cuda", "opencl" */
  * plan always gives the same bytes. */
 kf_status kf_cg_emit(const kf_plan *p, kf_target t, const kf_cg_caps *caps, kf_strbuf *out, char *err,
                      size_t errlen);
+/* The same for KF_TARGET_LLVM (kf_cg_emit calls it): the module as LLVM IR
+ * text.  caps are checked as for OpenCL (f64, f16); KF_ERR_UNSUPPORTED in
+ * builds without LLVM. */
+kf_status kf_cg_emit_llvm(const kf_plan *p, const kf_cg_caps *caps, kf_strbuf *out, char *err, size_t errlen);
 
 /* -- What a runtime needs to launch kernel k -------------------------------- */
 

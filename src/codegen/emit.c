@@ -429,7 +429,7 @@ static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
     case KF_OP_LT: case KF_OP_LE: case KF_OP_GT: case KF_OP_GE: case KF_OP_EQ: case KF_OP_NE:
         if (!fl && x->args[0] == x->args[1]) {
             /* x op x of an integer: a constant (compilers warn on the comparison) */
-            kf_sb_puts(o, op == KF_OP_LE || op == KF_OP_GE || op == KF_OP_EQ ? "1" : "0");
+            kf_sb_printf(o, "((void)%s, %s)", a[0], op == KF_OP_LE || op == KF_OP_GE || op == KF_OP_EQ ? "1" : "0");
             break;
         }
         {
@@ -566,19 +566,17 @@ static void emit_body(E *e)
         } else if (x->op == KF_OP_TAKE) {
             int s = ki->tslot[kf_cg_role_index(ki, x->args[0])];
             kf_dtype t = (kf_dtype)x->dtype;
-            P("    %s v%d = ", T, n);
-            if (kf_dt_is_float(t))
-                S(fzero(prec(t)));
-            else
-                S("0");
-            P(";\n    {\n        const %s i = (%s)%s;\n", I64(e), I64(e), a[1]);
-            P("        if (i < 0 || i >= tl%d)\n            *err = 1;\n        else\n            v%d = ", s, n);
+            /* never reads out of bounds: a bad index gives 0 and raises the flag */
+            P("    const %s i%d = (%s)%s;\n", I64(e), n, I64(e), a[1]);
+            P("    const int ok%d = i%d >= 0 && i%d < tl%d;\n", n, n, n, s);
+            P("    if (!ok%d)\n        *err = 1;\n", n);
             kf_sb_reset(&xb);
-            kf_sb_printf(&xb, "t%d[i * ts%d]", s, s);
+            kf_sb_printf(&xb, "t%d[i%d * ts%d]", s, n, s);
             char ld[64];
             snprintf(ld, sizeof ld, "%s", kf_sb_str(&xb));
+            P("    const %s v%d = ok%d ? ", T, n, n);
             load_conv(e, e->o, t, ld);
-            P(";\n    }\n");
+            P(" : %s;\n", kf_dt_is_float(t) ? fzero(prec(t)) : "0");
         } else {
             P("    const %s v%d = ", T, n);
             ew_expr(e, e->o, x, a);
@@ -1699,6 +1697,8 @@ kf_status kf_cg_emit(const kf_plan *p, kf_target t, const kf_cg_caps *caps, kf_s
 {
     if (err && errlen)
         err[0] = 0;
+    if (t == KF_TARGET_LLVM)
+        return kf_cg_emit_llvm(p, caps, out, err, errlen);
     if (!p || !p->g || !out || (t != KF_TARGET_CUDA && t != KF_TARGET_OPENCL)) {
         if (err && errlen)
             snprintf(err, errlen, "codegen: bad arguments");

@@ -49,6 +49,7 @@ const char *kf_status_string(kf_status s)
     case KF_ERR_DEVICE: return "device error";
     case KF_ERR_COMPILE: return "compile error";
     case KF_ERR_CONTEXT: return "wrong context";
+    case KF_ERR_CACHE_MISS: return "not in the cache";
     }
     return "unknown status";
 }

@@ -5,6 +5,9 @@
 #include "kfsample.h"
 #include "kfuse.h"
 #include "plan.h"
+#ifdef KFUSE_WITH_LLVM
+#include "cpu.h"
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,14 +27,21 @@ static int cmd_dump(int argc, char **argv);
 static int cmd_emit(int argc, char **argv);
 static int cmd_run(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
+int fusec_build(int argc, char **argv); /* cache_cmds.c */
+int fusec_cache(int argc, char **argv);
 
 static const fusec_cmd commands[] = {
     { "check", cmd_check, "FILE...", "parse and verify each file" },
     { "dump", cmd_dump, "[--after PASS] FILE [--graph NAME]",
       "print the IR as parsed, or after PASS (verify fold cse dce: IR; partition schedule: the plan)" },
-    { "emit", cmd_emit, "--target cuda|opencl FILE [--graph NAME]", "print the generated kernel source" },
+    { "emit", cmd_emit, "--target cuda|opencl|llvm [--optimized] FILE [--graph NAME]",
+      "print the generated kernel source (llvm --optimized: the IR after LLVM's O3 for this host)" },
     { "run", cmd_run, "FILE [--graph NAME] [--backend B] [--dim n=N]... [--check] [--repeat R] [--seed S]",
       "run a graph on random inputs, print device time per run; --check compares with the interpreter" },
+    { "build", fusec_build, "--target T [--target T]... [--cache DIR] FILE...",
+      "precompile every graph into the kernel cache (T: cuda:sm_XX, opencl, cpu)" },
+    { "cache", fusec_cache, "stats|list|verify|prune --max-size S|clear [--cache DIR]",
+      "show, check or trim the kernel cache" },
     { "help", cmd_help, "[COMMAND]", "show this help, or one command's" },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -203,10 +213,13 @@ static int cmd_emit(int argc, char **argv)
 {
     const fusec_cmd *c = find_cmd("emit");
     const char *file = NULL, *graph = NULL, *target = NULL;
+    bool optimized = false;
     for (int i = 1; i < argc; i++) {
         if ((strcmp(argv[i], "--graph") == 0 || strcmp(argv[i], "--target") == 0) && i + 1 < argc) {
             *(argv[i][2] == 'g' ? &graph : &target) = argv[i + 1];
             i++;
+        } else if (strcmp(argv[i], "--optimized") == 0) {
+            optimized = true;
         } else if (argv[i][0] == '-' && argv[i][1] != 0) {
             return usage_error(c, "unknown option or missing value '%s'", argv[i]);
         } else if (file) {
@@ -222,8 +235,12 @@ static int cmd_emit(int argc, char **argv)
         t = KF_TARGET_CUDA;
     else if (strcmp(target, "opencl") == 0)
         t = KF_TARGET_OPENCL;
+    else if (strcmp(target, "llvm") == 0)
+        t = KF_TARGET_LLVM;
     else
-        return usage_error(c, "unknown target '%s' (cuda, opencl)", target);
+        return usage_error(c, "unknown target '%s' (cuda, opencl, llvm)", target);
+    if (optimized && t != KF_TARGET_LLVM)
+        return usage_error(c, "%s", "--optimized is for --target llvm");
     kf_module *m = load(file);
     if (!m)
         return EXIT_USER;
@@ -240,6 +257,25 @@ static int cmd_emit(int argc, char **argv)
             s = kf_cg_emit(p.plan, t, NULL, &sb, err, sizeof err);
         else
             snprintf(err, sizeof err, "%s", p.err);
+        if (s == KF_OK && optimized && !kf_sb_failed(&sb)) {
+#ifdef KFUSE_WITH_LLVM
+            kf_cpu_host host;
+            kf_rt_err e = { { 0 } };
+            char *text = NULL;
+            s = kf_cpu_llvm_host(&host, &e);
+            if (s == KF_OK)
+                s = kf_cpu_llvm_compile(&host, kf_sb_str(&sb), sb.len, NULL, NULL, &text, &e);
+            kf_cpu_llvm_host_free(&host);
+            kf_sb_reset(&sb);
+            if (text)
+                kf_sb_puts(&sb, text);
+            free(text);
+            snprintf(err, sizeof err, "%.500s", e.msg);
+#else
+            s = KF_ERR_UNSUPPORTED;
+            snprintf(err, sizeof err, "this fusec was built without LLVM");
+#endif
+        }
         if (s == KF_OK && !kf_sb_failed(&sb))
             fputs(kf_sb_str(&sb), stdout);
         else {
@@ -459,7 +495,7 @@ static int cmd_run(int argc, char **argv)
     kf_context *ctx = NULL;
     char why[1024];
     int rc = EXIT_USER;
-    kf_context_options co = { o.backend, -1 };
+    kf_context_options co = { .backend = o.backend, .device = -1 };
     if (g && kf_context_create(&co, &ctx, why, sizeof why) != KF_OK)
         fprintf(stderr, "fusec: %s\n", why);
     else if (g) {
