@@ -46,6 +46,7 @@ kf_status kf_rt_cache_open(kf_context *ctx, const kf_context_options *opts)
     }
     cfg.release = kf_rt_program_unload;
     cfg.release_owner = ctx;
+    cfg.gpu = ctx->info.gpu;
     if (kf_cache_new(&cfg, ctx->info.backend, &rc->c) != KF_OK) {
         free(rc);
         return KF_ERR_NO_MEMORY;

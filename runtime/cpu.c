@@ -21,6 +21,8 @@ enum {
     CPU_MAX_THREADS = 256,
     CPU_ALIGN = 256,                       /* kf_buffer_alloc promises 256 */
     CPU_MIN_SPLIT = 8,                     /* work units (about 16K element-ops each) before a launch is split */
+    CPU_INLINE_UNITS = 256,                /* launches up to this run on the caller (with the pool) when the
+                                            * stream is idle: about a millisecond of one thread's work */
     CPU_COPY_UNIT = 1 << 20,               /* bytes per work unit of a copy */
     CPU_INLINE_BYTES = 1 << 16             /* copies up to this run on the caller when the stream is idle */
 };
@@ -659,7 +661,10 @@ static kf_status cpu_launch(void *dev, void *fn, uint64_t grid, uint32_t block, 
         free(t);
         return KF_OK;
     }
-    return stream_submit(stream_of(d, stream), t, split_parts(d, t->units) == 1 && t->units < CPU_MIN_SPLIT, err);
+    /* a launch that is over in about a millisecond is not worth a handoff
+     * to the stream's thread: the caller runs it (with the pool) when the
+     * stream is idle; longer ones queue and return at once */
+    return stream_submit(stream_of(d, stream), t, t->units <= CPU_INLINE_UNITS, err);
 }
 
 /* -- Streams and events ---------------------------------------------------------------------- */

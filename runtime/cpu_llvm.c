@@ -15,6 +15,7 @@
 #include <llvm-c/Transforms/PassBuilder.h>
 #include <llvm/Config/llvm-config.h>
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,10 +47,217 @@ static kf_status fail_llvm(kf_rt_err *err, kf_status s, const char *what, LLVMEr
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static bool init_ok;
+static bool have_libmvec; /* glibc's vector math library is loaded (RTLD_GLOBAL) */
 
 static void init_native(void)
 {
     init_ok = !LLVMInitializeNativeTarget() && !LLVMInitializeNativeAsmPrinter() && !LLVMInitializeNativeAsmParser();
+    /* libm's vector variants (_ZGVeN16v_expf, ...): loaded once for the
+     * process, never unloaded, so JIT code can link against them */
+    have_libmvec = dlopen("libmvec.so.1", RTLD_NOW | RTLD_GLOBAL) != NULL;
+}
+
+/* -- Vector math -----------------------------------------------------------------------
+ * Codegen calls libm by name (expf, tanh, ...).  Where glibc's libmvec has a
+ * vector variant for the widest vector ISA of this host, each call gets
+ * LLVM's "vector-function-abi-variant" attribute naming it, so the loop
+ * vectoriser can compute 16 (or 8, 4) lanes per call.  libmvec is within 4
+ * ulp of libm (inside the accuracy contract of docs/ir.md) but not equal
+ * to it, so after optimisation every call left scalar (loop remainders,
+ * straight-line code) goes through the same variant too: an element's
+ * result is a function of its input alone, whatever the thread count,
+ * layout or variant, as on the GPU. */
+
+static const char *const vec_libm[] = { "acos", "asin", "atan", "atan2", "cbrt", "cos", "cosh", "erf", "exp",
+                                        "exp2", "expm1", "hypot", "log", "log10", "log1p", "log2", "pow", "sin",
+                                        "sinh", "tan", "tanh" };
+
+/* The widest vector ISA of the host as libmvec names it (b: SSE, d: AVX2,
+ * e: AVX-512) and its lanes of a 32-bit float; 0 when none is usable. */
+static char host_isa(const kf_cpu_host *h, unsigned *lanes32)
+{
+    *lanes32 = 0;
+    if (!have_libmvec || strncmp(h->triple, "x86_64", 6) != 0)
+        return 0;
+    if (strstr(h->features, "+avx512f")) {
+        *lanes32 = 16;
+        return 'e';
+    }
+    if (strstr(h->features, "+avx2")) {
+        *lanes32 = 8;
+        return 'd';
+    }
+    *lanes32 = 4;
+    return 'b';
+}
+
+typedef struct vec_map {
+    char scalar[16], vector[40];
+    unsigned nargs, lanes;
+} vec_map;
+
+/* Add the mappings to every call of a libm function that has a variant;
+ * fills map (at most cap entries) with what was mapped. */
+static int inject_vecmath(LLVMModuleRef m, const kf_cpu_host *h, vec_map *map, int cap)
+{
+    unsigned lanes32;
+    char isa = host_isa(h, &lanes32);
+    if (!isa)
+        return 0;
+    LLVMContextRef cx = LLVMGetModuleContext(m);
+    LLVMTypeRef ptr = LLVMPointerTypeInContext(cx, 0);
+    LLVMValueRef used[64];
+    int n = 0;
+    for (LLVMValueRef f = LLVMGetFirstFunction(m); f && n < cap && n < 64; f = LLVMGetNextFunction(f)) {
+        if (!LLVMIsDeclaration(f))
+            continue;
+        size_t len;
+        const char *name = LLVMGetValueName2(f, &len);
+        LLVMTypeRef ft = LLVMGlobalGetValueType(f);
+        LLVMTypeRef rt = LLVMGetReturnType(ft);
+        LLVMTypeKind k = LLVMGetTypeKind(rt);
+        if ((k != LLVMFloatTypeKind && k != LLVMDoubleTypeKind) || len < 3 || len > 12)
+            continue;
+        bool f32 = k == LLVMFloatTypeKind;
+        if (f32 && name[len - 1] != 'f')
+            continue;
+        char base[16];
+        snprintf(base, sizeof base, "%.*s", (int)(f32 ? len - 1 : len), name);
+        bool known = false;
+        for (size_t i = 0; i < sizeof vec_libm / sizeof vec_libm[0] && !known; i++)
+            known = strcmp(base, vec_libm[i]) == 0;
+        unsigned nargs = LLVMCountParamTypes(ft), vf = f32 ? lanes32 : lanes32 / 2;
+        if (!known || nargs < 1 || nargs > 2)
+            continue;
+        vec_map *e = &map[n];
+        snprintf(e->scalar, sizeof e->scalar, "%s", name);
+        snprintf(e->vector, sizeof e->vector, "_ZGV%cN%u%s_%s", isa, vf, nargs == 2 ? "vv" : "v", name);
+        e->nargs = nargs;
+        e->lanes = vf;
+        if (!dlsym(RTLD_DEFAULT, e->vector))
+            continue;
+        LLVMTypeRef vt = LLVMVectorType(rt, vf), ps[2] = { vt, vt };
+        LLVMValueRef vfn = LLVMAddFunction(m, e->vector, LLVMFunctionType(vt, ps, nargs, 0));
+        used[n++] = vfn;
+        char attr[128];
+        int al = snprintf(attr, sizeof attr, "_ZGV_LLVM_N%u%s_%s(%s)", vf, nargs == 2 ? "vv" : "v", name, e->vector);
+        LLVMAttributeRef a = LLVMCreateStringAttribute(cx, "vector-function-abi-variant", 27, attr, (unsigned)al);
+        for (LLVMUseRef u = LLVMGetFirstUse(f); u; u = LLVMGetNextUse(u)) {
+            LLVMValueRef c = LLVMGetUser(u);
+            if (LLVMIsACallInst(c) && LLVMGetCalledValue(c) == f)
+                LLVMAddCallSiteAttribute(c, LLVMAttributeFunctionIndex, a);
+        }
+    }
+    if (n) {
+        /* keep the declarations until the vectoriser has looked for them */
+        LLVMValueRef g = LLVMAddGlobal(m, LLVMArrayType(ptr, (unsigned)n), "llvm.compiler.used");
+        LLVMSetLinkage(g, LLVMAppendingLinkage);
+        LLVMSetSection(g, "llvm.metadata");
+        LLVMSetInitializer(g, LLVMConstArray(ptr, used, (unsigned)n));
+    }
+    return n;
+}
+
+/* The mapping of a call's callee: a mapped libm function, or an LLVM
+ * intrinsic that stands for one (the optimiser turns pure expf calls into
+ * llvm.exp.f32 and vectorises those at widths without a variant); NULL
+ * for anything else. */
+static const vec_map *mapped(LLVMValueRef callee, const vec_map *map, int n)
+{
+    size_t len;
+    const char *name = LLVMGetValueName2(callee, &len);
+    if (len > 5 && strncmp(name, "llvm.", 5) == 0) {
+        static const char *const intr[] = { "exp", "exp2", "log", "log2", "log10", "pow", "sin", "cos" };
+        const char *dot = strchr(name + 5, '.');
+        if (!dot)
+            return NULL;
+        size_t bl = (size_t)(dot - (name + 5));
+        bool f32 = strcmp(dot + strlen(dot) - 3, "f32") == 0, f64 = strcmp(dot + strlen(dot) - 3, "f64") == 0;
+        for (size_t i = 0; i < sizeof intr / sizeof intr[0] && (f32 || f64); i++) {
+            if (strlen(intr[i]) != bl || strncmp(name + 5, intr[i], bl) != 0)
+                continue;
+            char sc[16];
+            snprintf(sc, sizeof sc, "%s%s", intr[i], f32 ? "f" : "");
+            for (int j = 0; j < n; j++)
+                if (strcmp(map[j].scalar, sc) == 0)
+                    return &map[j];
+        }
+        return NULL;
+    }
+    for (int j = 0; j < n; j++)
+        if (strcmp(map[j].scalar, name) == 0)
+            return &map[j];
+    return NULL;
+}
+
+/* A vector of V lanes: lanes first .. first+V-1 of x (a vector of W lanes,
+ * or a scalar when W is 0), lanes past W repeating lane 'first'. */
+static LLVMValueRef lanes_of(LLVMBuilderRef b, LLVMContextRef cx, LLVMValueRef x, unsigned W, unsigned first,
+                             unsigned V, LLVMTypeRef vt)
+{
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(cx);
+    LLVMValueRef idx[64];
+    if (W == 0) {
+        x = LLVMBuildInsertElement(b, LLVMGetUndef(vt), x, LLVMConstInt(i32, 0, 0), "");
+        W = V;
+        first = 0;
+        for (unsigned l = 0; l < V; l++)
+            idx[l] = LLVMConstInt(i32, 0, 0);
+    } else {
+        for (unsigned l = 0; l < V; l++)
+            idx[l] = LLVMConstInt(i32, first + l < W ? first + l : first, 0);
+    }
+    return LLVMBuildShuffleVector(b, x, LLVMGetUndef(LLVMTypeOf(x)), LLVMConstVector(idx, V), "");
+}
+
+/* After optimisation: every call of a mapped function or intrinsic that
+ * is not already a call of its variant becomes calls of the variant: a
+ * scalar through lane 0 of a splat, a vector of another width in pieces of
+ * the variant's width. */
+static void calls_to_variant(LLVMModuleRef m, const vec_map *map, int n)
+{
+    if (!n)
+        return;
+    LLVMContextRef cx = LLVMGetModuleContext(m);
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(cx);
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(cx);
+    for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+        const vec_map *e = LLVMIsDeclaration(f) ? mapped(f, map, n) : NULL;
+        LLVMValueRef vfn = e ? LLVMGetNamedFunction(m, e->vector) : NULL;
+        if (!vfn || vfn == f)
+            continue;
+        LLVMTypeRef vft = LLVMGlobalGetValueType(vfn), vt = LLVMGetReturnType(vft);
+        unsigned V = e->lanes;
+        LLVMUseRef u = LLVMGetFirstUse(f);
+        while (u) {
+            LLVMValueRef c = LLVMGetUser(u);
+            u = LLVMGetNextUse(u);
+            if (!LLVMIsACallInst(c) || LLVMGetCalledValue(c) != f)
+                continue;
+            LLVMTypeRef rt = LLVMTypeOf(c);
+            unsigned W = LLVMGetTypeKind(rt) == LLVMVectorTypeKind ? LLVMGetVectorSize(rt) : 0;
+            if (W > 64)
+                continue;
+            LLVMPositionBuilderBefore(b, c);
+            LLVMValueRef res = W ? LLVMGetUndef(rt) : NULL;
+            for (unsigned first = 0; first < (W ? W : 1); first += V) {
+                LLVMValueRef args[2];
+                for (unsigned a = 0; a < e->nargs; a++)
+                    args[a] = lanes_of(b, cx, LLVMGetOperand(c, a), W, first, V, vt);
+                LLVMValueRef r = LLVMBuildCall2(b, vft, vfn, args, e->nargs, "");
+                if (!W) {
+                    res = LLVMBuildExtractElement(b, r, LLVMConstInt(i32, 0, 0), "");
+                    break;
+                }
+                for (unsigned l = 0; l < V && first + l < W; l++)
+                    res = LLVMBuildInsertElement(b, res, LLVMBuildExtractElement(b, r, LLVMConstInt(i32, l, 0), ""),
+                                                 LLVMConstInt(i32, first + l, 0), "");
+            }
+            LLVMReplaceAllUsesWith(c, res);
+            LLVMInstructionEraseFromParent(c);
+        }
+    }
+    LLVMDisposeBuilder(b);
 }
 
 kf_status kf_cpu_llvm_host(kf_cpu_host *h, kf_rt_err *err)
@@ -78,7 +286,13 @@ kf_status kf_cpu_llvm_host(kf_cpu_host *h, kf_rt_err *err)
         kf_cpu_llvm_host_free(h);
         return fail(err, KF_ERR_NO_MEMORY, "out of memory");
     }
-    snprintf(h->id, n, "LLVM %s default<O3> %s cpu=%s features=%s", h->llvm_version, h->triple, h->cpu, h->features);
+    unsigned lanes;
+    char isa = host_isa(h, &lanes);
+    char vm[32] = "";
+    if (isa)
+        snprintf(vm, sizeof vm, " vecmath=libmvec-%c%u", isa, lanes);
+    snprintf(h->id, n, "LLVM %s default<O3> %s cpu=%s%s features=%s", h->llvm_version, h->triple, h->cpu, vm,
+             h->features);
     LLVMTargetRef t;
     char *msg = NULL;
     if (LLVMGetTargetFromTriple(h->triple, &t, &msg)) {
@@ -133,6 +347,8 @@ kf_status kf_cpu_llvm_compile(const kf_cpu_host *h, const char *ir, size_t len, 
     char *msg = NULL;
     kf_status s = KF_OK;
     LLVMTargetMachineRef tm = NULL;
+    vec_map map[32];
+    int nmap = 0;
     if (LLVMParseIRInContext(cx, buf, &m, &msg)) { /* takes buf */
         s = fail(err, KF_ERR_COMPILE, "LLVM IR parse error: %s", msg ? msg : "");
         m = NULL;
@@ -148,6 +364,7 @@ kf_status kf_cpu_llvm_compile(const kf_cpu_host *h, const char *ir, size_t len, 
         LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
         LLVMSetModuleDataLayout(m, dl);
         LLVMDisposeTargetData(dl);
+        nmap = inject_vecmath(m, h, map, (int)(sizeof map / sizeof map[0]));
         LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
         LLVMPassBuilderOptionsSetLoopVectorization(po, 1);
         LLVMPassBuilderOptionsSetSLPVectorization(po, 1);
@@ -157,6 +374,8 @@ kf_status kf_cpu_llvm_compile(const kf_cpu_host *h, const char *ir, size_t len, 
         LLVMDisposePassBuilderOptions(po);
         if (e)
             s = fail_llvm(err, KF_ERR_COMPILE, "LLVM optimiser", e);
+        else
+            calls_to_variant(m, map, nmap);
     }
     if (s == KF_OK && optimized) {
         char *t = LLVMPrintModuleToString(m);

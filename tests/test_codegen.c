@@ -322,11 +322,12 @@ typedef struct nvjob {
     char *log;            /* owned, kept on failure or warning */
 } nvjob;
 
-enum { NV_WORKERS = 2 };
+enum { NV_WORKERS_MAX = 4 };
+static int NV_WORKERS = 1;   /* with the OpenCL part on the main thread: two busy processes on two cores */
 static nvjob *nvjobs;
 static int nnvjobs;
-static pid_t nvpid[NV_WORKERS];
-static FILE *nvout[NV_WORKERS];
+static pid_t nvpid[NV_WORKERS_MAX];
+static FILE *nvout[NV_WORKERS_MAX];
 
 static void nv_add(const char *src, const char *what, const char *opt, bool ptx)
 {
@@ -389,7 +390,7 @@ static void nv_put(FILE *f, int i, const nvjob *j)
 /* Start the workers: jobs go to the least loaded (by source bytes). */
 static void nv_start(void)
 {
-    size_t load[NV_WORKERS] = { 0 };
+    size_t load[NV_WORKERS_MAX] = { 0 };
     for (int i = 0; i < nnvjobs; i++) {
         int w = 0;
         for (int k = 1; k < NV_WORKERS; k++)
@@ -889,6 +890,202 @@ static void show_value(kf_dtype t, const void *p, int64_t e, char *buf, size_t l
     snprintf(buf, len, "0x%llx", (unsigned long long)u);
 }
 
+/* -- Unit tests: strbuf, ABI queries, errors ------------------------------------------------------------- */
+
+static void test_strbuf(void)
+{
+    kf_strbuf b = KF_STRBUF_INIT;
+    CHECK(strcmp(kf_sb_str(&b), "") == 0);
+    for (int i = 0; i < 1000; i++)
+        kf_sb_printf(&b, "%d,", i);
+    kf_sb_printf(&b, "%s", "");
+    CHECK(b.len == 3890 && !kf_sb_failed(&b));
+    char big[1000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    kf_sb_printf(&b, "[%s]", big);
+    CHECK(b.len == 3890 + 1001 && b.data[b.len - 1] == ']' && b.data[b.len] == 0);
+    kf_strbuf c = KF_STRBUF_INIT;
+    kf_sb_append(&c, &b);
+    CHECK(c.len == b.len && strcmp(kf_sb_str(&c), kf_sb_str(&b)) == 0);
+    char *t = kf_sb_take(&c);
+    CHECK(t && strlen(t) == b.len && c.data == NULL && c.len == 0);
+    free(t);
+    b.oom = true; /* out of memory is sticky: appends do nothing, take gives NULL */
+    size_t len = b.len;
+    kf_sb_puts(&b, "more");
+    CHECK(b.len == len && kf_sb_failed(&b));
+    CHECK(kf_sb_take(&b) == NULL && b.data == NULL);
+    kf_sb_reset(&b);
+    CHECK(!kf_sb_failed(&b));
+    t = kf_sb_take(&b);
+    CHECK(t && t[0] == 0);
+    free(t);
+}
+
+static const tcase *find_case(const char *name)
+{
+    for (int i = 0; i < ncases; i++)
+        if (strcmp(cases[i].name, name) == 0 && cases[i].fused)
+            return &cases[i];
+    CHECK_MSG(false, "no fused case %s", name);
+    return NULL;
+}
+
+/* The ABI of a few corpus kernels, value by value (docs/codegen.md). */
+static void test_abi(void)
+{
+    kf_cg_kabi *a = malloc(sizeof *a);
+    char err[256], nm[KF_CG_NAME_MAX];
+    int64_t meta[64];
+    kf_cg_launches L;
+    const tcase *c = find_case("x5");
+    if (a && c) {
+        const kf_plan *p = c->pl.plan;
+        CHECK_STATUS(kf_cg_kernel_abi(p, 0, a, err, sizeof err), KF_OK);
+        CHECK(a->kind == KF_KERNEL_EW && a->rank == 1 && a->nargs == 1 && a->nouts == 1 && a->meta_count == 6);
+        CHECK(a->vecw == 4 && !a->has_c32 && !a->has_s32 && !a->has_err && !a->has_scratch && a->param_bytes == 64);
+        kf_cg_entry_name(a, KF_CG_C32, nm, sizeof nm);
+        CHECK(nm[0] == 0);
+        kf_cg_entry_name(a, KF_CG_SEQ, nm, sizeof nm);
+        CHECK(nm[0] == 0);
+        kf_cg_entry_name(a, KF_CG_C64, nm, sizeof nm);
+        CHECK(strncmp(nm, "x5_k0_", 6) == 0 && strlen(nm) == 6 + 8 + 4 && strcmp(nm + 14, "_c64") == 0);
+        int64_t sym[4] = { 10, 10, 10, 10 };
+        CHECK_STATUS(kf_cg_fill_meta(a, p, sym, NULL, meta, err, sizeof err), KF_OK);
+        int64_t want[6] = { 10, 10, 1, 1, 0, 0 };
+        CHECK(memcmp(meta, want, sizeof want) == 0);
+        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_C64);
+        uint64_t addrs[2] = { 0x1000, 0x2004 };
+        CHECK(kf_cg_pick_variant(a, meta, addrs) == KF_CG_S64);   /* misaligned output */
+        kf_cg_array arr[2] = { { { 2 }, 3 }, { { 1 }, 0 } };
+        CHECK_STATUS(kf_cg_fill_meta(a, p, sym, arr, meta, err, sizeof err), KF_OK);
+        CHECK(meta[2] == 2 && meta[4] == 3 && kf_cg_pick_variant(a, meta, NULL) == KF_CG_S64);
+        kf_cg_launch_rule(a, meta, NULL, 4, 0, &L);
+        CHECK(L.n == 1 && L.l[0].grid == 1 && L.l[0].block == 256 && L.scratch_bytes == 0);
+        meta[0] = meta[1] = 100000000;
+        meta[2] = meta[3] = 1;
+        meta[4] = 0;
+        kf_cg_launch_rule(a, meta, NULL, 4, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 32 && strcmp(L.l[0].entry, nm) == 0);
+        kf_cg_launch_rule(a, meta, NULL, 4, 5, &L);
+        CHECK(L.l[0].grid == 5);
+        meta[0] = meta[1] = 0;
+        kf_cg_launch_rule(a, meta, NULL, 4, 0, &L);
+        CHECK(L.n == 0);
+        sym[0] = -1;
+        CHECK_STATUS(kf_cg_fill_meta(a, p, sym, NULL, meta, err, sizeof err), KF_ERR_SHAPE);
+    }
+    c = find_case("discount");
+    if (a && c) {   /* rank 3: s32 exists and is picked for small strided calls */
+        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);
+        CHECK(a->has_s32 && !a->has_c32 && a->meta_count == 1 + 3 + 9 + 3);
+        int64_t sym[4];
+        for (int i = 0; i < c->pl.plan->g->nsyms; i++)
+            sym[i] = 4;
+        kf_cg_array arr[3];
+        memset(arr, 0, sizeof arr);
+        arr[0] = (kf_cg_array){ { 8, 1 }, 0 };         /* mb[m,k]: padded rows */
+        arr[1] = (kf_cg_array){ { 16, 4, 1 }, 0 };
+        arr[2] = (kf_cg_array){ { 16, 4, 1 }, 0 };
+        CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, arr, meta, err, sizeof err), KF_OK);
+        int64_t want[16] = { 64, 4, 4, 4, 0, 8, 1, 16, 4, 1, 16, 4, 1, 0, 0, 0 };
+        CHECK(memcmp(meta, want, sizeof want) == 0);
+        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_S32);
+        meta[5] = (int64_t)1 << 40;
+        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_S64);
+    }
+    c = find_case("rows");
+    if (a && c) {   /* f32[m,n] -> max, argmax, sum over axis 1 */
+        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);
+        CHECK(a->kind == KF_KERNEL_REDUCE && a->axes == 2 && a->nouts == 3 && a->has_scratch);
+        CHECK(a->red_val[0] == 4 && a->red_val[1] == 4 && a->red_val[2] == 4);
+        CHECK(!a->red_idx[0] && a->red_idx[1] && !a->red_idx[2]);
+        int64_t sym[2];
+        for (int i = 0; i < c->pl.plan->g->nsyms; i++)
+            sym[i] = strcmp(c->pl.plan->g->syms[i], "m") == 0 ? 3 : 5000;
+        CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, NULL, meta, err, sizeof err), KF_OK);
+        int64_t want[15] = { 15000, 3, 5000, 5000, 1, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0 };
+        CHECK(a->meta_count == 15 && memcmp(meta, want, sizeof want) == 0);
+        kf_cg_launch_rule(a, meta, NULL, 0, 0, &L);
+        CHECK(L.n == 2 && L.l[0].variant == KF_CG_TILE && L.l[1].variant == KF_CG_COMB);
+        CHECK(L.l[0].grid == 6 && L.l[1].grid == 3 && L.scratch_bytes == 32 + 32 + 48 + 32);
+        kf_cg_launch_variant(a, meta, KF_CG_SEQ, 0, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_SEQ && L.l[0].grid == 1 && L.scratch_bytes == 0);
+        meta[2] = 64;
+        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_SEQ);
+        meta[2] = 65;
+        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_TILE);
+        meta[1] = 0;
+        kf_cg_launch_rule(a, meta, NULL, 0, 0, &L);
+        CHECK(L.n == 0);
+    }
+    c = find_case("cols");
+    if (a && c) {   /* min keepdims [1,n] and argmin [n] over axis 0 of [m,n] */
+        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);
+        int64_t sym[2] = { 6, 6 };
+        kf_cg_array arr[3] = { { { 7, 1 }, 0 }, { { 6, 1 }, 0 }, { { 1 }, 2 } };
+        CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, arr, meta, err, sizeof err), KF_OK);
+        int64_t want[15] = { 36, 6, 6, 7, 1, 0, 1, 0, 1, 0, 0, 2 };
+        CHECK(memcmp(meta, want, 12 * sizeof(int64_t)) == 0);
+    }
+    c = find_case("misc");
+    if (a && c) {   /* take: an error flag and one take source */
+        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);
+        CHECK(a->has_err && a->ntake == 1 && (a->buf_flags[0] & KF_CG_BUF_TAKE) && !(a->buf_flags[0] & KF_CG_BUF_EW));
+        int64_t sym[1] = { 9 };
+        kf_cg_array arr[4] = { { { 3 }, 5 }, { { 1 }, 0 }, { { 1 }, 0 }, { { 1 }, 0 } };
+        CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, arr, meta, err, sizeof err), KF_OK);
+        int m = a->meta_count;
+        CHECK(m == 1 + 1 + 4 + 4 + 2 && meta[m - 2] == 9 && meta[m - 1] == 3 && meta[2] == 0 && meta[6] == 5);
+        /* the gathered source does not count; the iota makes c32 exist */
+        CHECK(a->has_c32 && kf_cg_pick_variant(a, meta, NULL) == KF_CG_C32);
+    }
+    free(a);
+}
+
+/* Errors: bad arguments, a malformed plan, capabilities. */
+static void test_errors(void)
+{
+    kf_strbuf o = KF_STRBUF_INIT;
+    char err[512];
+    CHECK_STATUS(kf_cg_emit(NULL, KF_TARGET_CUDA, NULL, &o, err, sizeof err), KF_ERR_INVALID_ARG);
+    const tcase *c = find_case("halfs");
+    if (c) {
+        kf_cg_caps no16 = { true, false };
+        CHECK_STATUS(kf_cg_emit(c->pl.plan, KF_TARGET_OPENCL, &no16, &o, err, sizeof err), KF_ERR_UNSUPPORTED);
+        CHECK(strstr(err, "cl_khr_fp16") && strstr(err, "halfs") && strstr(err, "f16"));
+        kf_sb_reset(&o);
+        CHECK_STATUS(kf_cg_emit(c->pl.plan, KF_TARGET_CUDA, &no16, &o, err, sizeof err), KF_OK);
+        kf_sb_reset(&o);
+    }
+    c = find_case("discount");
+    if (c) {
+        kf_cg_caps no64 = { false, true };
+        CHECK_STATUS(kf_cg_emit(c->pl.plan, KF_TARGET_OPENCL, &no64, &o, err, sizeof err), KF_ERR_UNSUPPORTED);
+        CHECK(strstr(err, "cl_khr_fp64") && strstr(err, "f64"));
+        kf_sb_reset(&o);
+    }
+    c = find_case("misc");
+    if (c) {   /* the take source dropped from the args: the plan is malformed */
+        kf_kernel *k = &c->pl.plan->kernels[0];
+        int32_t saved = k->args[0];
+        k->args[0] = k->args[1];
+        k->nargs--;
+        CHECK_STATUS(kf_cg_emit(c->pl.plan, KF_TARGET_CUDA, NULL, &o, err, sizeof err), KF_ERR_INVALID_ARG);
+        CHECK(strstr(err, "kernel 0") != NULL);
+        k->nargs++;
+        k->args[0] = saved;
+        kf_sb_reset(&o);
+        CHECK_STATUS(kf_cg_emit(c->pl.plan, KF_TARGET_CUDA, NULL, &o, err, sizeof err), KF_OK);
+        kf_cg_kabi *a = malloc(sizeof *a);
+        if (a)
+            CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 7, a, err, sizeof err), KF_ERR_INVALID_ARG);
+        free(a);
+    }
+    kf_sb_free(&o);
+}
+
 /* -- Main ------------------------------------------------------------------------------------------------- */
 
 static int env_int(const char *name, int dflt)
@@ -1073,6 +1270,9 @@ int main(void)
 #endif
     for (int i = 0; i < ncases; i++)
         emit_case(&cases[i], devcaps);
+    test_strbuf();
+    test_abi();
+    test_errors();
     const char *dump = getenv("KF_TEST_CG_DUMP");   /* a case name: print graph, plan and sources */
     for (int i = 0; dump && i < ncases; i++)
         if (strcmp(cases[i].name, dump) == 0) {
@@ -1111,7 +1311,11 @@ int main(void)
         nv_batches(ncorpus, r0, 400000, two, 2);
         nv_batches(r0, rall, 400000, all3, 3);
         nv_batches(rall, ncases, 400000, all3, 1);
-        nv_start();
+        NV_WORKERS = env_int("KF_TEST_CG_NVPROCS", 1);
+        if (NV_WORKERS < 1 || NV_WORKERS > NV_WORKERS_MAX)
+            NV_WORKERS = 1;
+        if (!env_int("KF_TEST_CG_NVLATE", 0))
+            nv_start();
     }
 #else
     printf("NVRTC: skipped (built without KFUSE_WITH_CUDA)\n");
@@ -1176,6 +1380,10 @@ int main(void)
     printf("OpenCL: skipped (built without KFUSE_WITH_OPENCL)\n");
 #endif
 #if KFUSE_WITH_CUDA
+    if (env_int("KF_TEST_CG_NVLATE", 0)) {
+        t_nv = now();
+        nv_start();
+    }
     nv_wait();
     printf("NVRTC: %d compilations in %.2fs\n", nnvjobs, now() - t_nv);
     nv_report();

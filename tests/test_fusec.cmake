@@ -57,6 +57,12 @@ run(0 "graph a\\(x: f32\\[n\\]\\) -> \\(y\\)" "" dump --after dce ${WORK_DIR}/tw
 # emit: CUDA and OpenCL source of one fused kernel
 run(0 "extern \"C\" __global__" "" emit --target cuda ${WORK_DIR}/two.kir --graph a)
 run(0 "__kernel __attribute__\\(\\(reqd_work_group_size\\(256, 1, 1\\)\\)\\) void a_k0_" "" emit --target opencl ${WORK_DIR}/two.kir --graph a)
+# emit --target llvm: the CPU backend's LLVM IR, before and after its O3
+if(WITH_LLVM)
+  run(0 "define i64 @a_k0_[0-9a-f]+_c64\\(ptr %args, i64 %begin, i64 %end\\)" "" emit --target llvm ${WORK_DIR}/two.kir --graph a)
+  run(0 "<[0-9]+ x float>" "" emit --target llvm --optimized ${WORK_DIR}/two.kir --graph a)
+endif()
+run(2 "" "--optimized is for --target llvm" emit --target cuda --optimized ${WORK_DIR}/two.kir)
 run(2 "" "unknown target 'ptx'" emit --target ptx ${WORK_DIR}/two.kir)
 run(2 "" "missing --target" emit ${WORK_DIR}/two.kir)
 # run: exit codes of the runtime path (the run itself is tested in test_runtime)

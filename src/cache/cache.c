@@ -56,15 +56,16 @@ kf_status kf_cache_new(const kf_cache_config *cfg, kf_backend backend, kf_cache 
     c->backend = backend;
     c->warn = cfg ? cfg->warn : NULL;
     c->warn_user = cfg ? cfg->warn_user : NULL;
-    c->memo = kf_memo_new(0, cfg ? cfg->release : NULL, cfg ? cfg->release_owner : NULL);
+    kf_cache_settings *set = &c->set;
+    kf_cache_settings_resolve(cfg ? cfg->dir : NULL, cfg ? cfg->mode : KF_CACHE_DEFAULT, cfg ? cfg->max_bytes : 0,
+                              cfg ? cfg->must_hit : 0, set);
+    uint32_t cap = set->memo_cap ? set->memo_cap : cfg && cfg->gpu ? KF_MEMO_CAP_GPU : KF_MEMO_CAP_CPU;
+    c->memo = kf_memo_new(cap, cfg ? cfg->release : NULL, cfg ? cfg->release_owner : NULL);
     if (!c->memo) {
         pthread_mutex_destroy(&c->lock);
         free(c);
         return KF_ERR_NO_MEMORY;
     }
-    kf_cache_settings *set = &c->set;
-    kf_cache_settings_resolve(cfg ? cfg->dir : NULL, cfg ? cfg->mode : KF_CACHE_DEFAULT, cfg ? cfg->max_bytes : 0,
-                              cfg ? cfg->must_hit : 0, set);
     if (set->problem[0])
         kf_cache_warn(c, "cache: %s", set->problem);
     if (set->mode != KF_CACHE_OFF && set->dir[0]) {

@@ -144,6 +144,7 @@ typedef struct kf_cache_settings {
     bool must_hit;
     uint64_t max_bytes;
     int busy_ms;                 /* how long a write waits for a busy database */
+    uint32_t memo_cap;           /* idle programs the plan cache keeps; 0: by device */
     char problem[512];           /* a bad setting, for a warning; "" if none */
 } kf_cache_settings;
 
@@ -152,6 +153,10 @@ enum { KF_CACHE_DEFAULT_MAX = 1 << 30 };
 void kf_cache_settings_resolve(const char *dir, kf_cache_mode mode, uint64_t max_bytes, int must_hit,
                                kf_cache_settings *out);
 enum { KF_CACHE_DEFAULT_BUSY_MS = 5000 };
+/* Idle programs the plan cache keeps by default: a GPU module costs little
+ * host memory; on a CPU device (PoCL, the CPU backend) the code and the
+ * compiler's state for it live in host memory, megabytes per program. */
+enum { KF_MEMO_CAP_GPU = 256, KF_MEMO_CAP_CPU = 16 };
 /* Parse "1048576", "64K", "1M", "1MB", "1MiB", "2G" (powers of 1024); false
  * when malformed or 0. */
 bool kf_cache_parse_size(const char *s, uint64_t *out);
@@ -281,6 +286,7 @@ typedef struct kf_cache_config {
     void *warn_user;
     kf_memo_release_fn release;   /* frees a memoised program */
     void *release_owner;
+    bool gpu;                     /* the device is a GPU (plan cache size) */
 } kf_cache_config;
 
 /* Resolve the settings, open the store (a failure becomes the context's

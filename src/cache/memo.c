@@ -63,7 +63,7 @@ kf_memo *kf_memo_new(uint32_t capacity, kf_memo_release_fn release, void *owner)
     kf_memo *m = calloc(1, sizeof *m);
     if (!m)
         return NULL;
-    m->cap = capacity ? capacity : (getenv("KF_MEMO_CAP") ? (uint32_t)atoi(getenv("KF_MEMO_CAP")) : 256);
+    m->cap = capacity ? capacity : 256;
     m->nbuckets = 16;
     while (m->nbuckets < 2 * m->cap && m->nbuckets < (1u << 20))
         m->nbuckets *= 2;

@@ -124,6 +124,15 @@ void kf_cache_settings_resolve(const char *dir, kf_cache_mode mode, uint64_t max
             out->busy_ms = (int)ms;
     }
 
+    if ((v = env("KFUSE_PLAN_CACHE"))) {
+        char *end = NULL;
+        long n = strtol(v, &end, 10);
+        if (*end || n < 1 || n > 1000000)
+            problem(out, "KFUSE_PLAN_CACHE='%.64s' is not a number of programs: using the default", v);
+        else
+            out->memo_cap = (uint32_t)n;
+    }
+
     bool ok = true;
     if (dir && *dir) {
         out->dir_from = KF_CACHE_FROM_OPTIONS;

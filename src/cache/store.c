@@ -638,11 +638,16 @@ static int evict_to(kf_store *s, uint64_t max, int64_t keep, uint64_t *n, uint64
     return rc;
 }
 
+/* Record a hit (last use, hit count) and the pending counters.  Never
+ * waits: when another process is writing, the update is skipped (the LRU
+ * order is a little less exact), so hits do not queue behind each other. */
 static int touch(kf_store *s, int64_t id)
 {
     if (s->ro)
         return SQLITE_OK;
+    sqlite3_busy_timeout(s->db, 0);
     int rc = begin(s);
+    sqlite3_busy_timeout(s->db, s->busy_ms);
     if (rc != SQLITE_OK)
         return rc;
     sqlite3_stmt *st = query(s, Q_TOUCH);
@@ -835,6 +840,31 @@ static int claim_once(kf_store *s, const kf_cache_key *k)
     return result;
 }
 
+/* While another process compiles k: a read-only look, 1 = its entry is
+ * there, 3 = its claim still holds, 0 = neither (try to claim). */
+static int claim_peek(kf_store *s, const kf_cache_key *k)
+{
+    if (s->broken || !s->db)
+        return 0;
+    sqlite3_stmt *st = NULL;
+    int result = 0;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT (SELECT count(*) FROM entry WHERE key = ?1), host, pid, since FROM"
+                           " (SELECT 1) LEFT JOIN claim ON claim.key = ?1",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_blob(st, 1, k->hash, 16, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            const unsigned char *h = sqlite3_column_text(st, 1);
+            if (sqlite3_column_int64(st, 0) > 0)
+                result = 1;
+            else if (h && claim_live(s, (const char *)h, (long)sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3)))
+                result = 3;
+        }
+    }
+    sqlite3_finalize(st);
+    return result;
+}
+
 kf_store_result kf_store_claim(kf_store *s, const kf_cache_key *k, int wait_ms, void **blob, size_t *len, char *msg,
                                size_t msglen)
 {
@@ -845,9 +875,13 @@ kf_store_result kf_store_claim(kf_store *s, const kf_cache_key *k, int wait_ms, 
     if (!s || !k || s->ro)
         return KF_STORE_CLAIMED;
     int64_t end = mono_ms() + (wait_ms > 0 ? wait_ms : 0);
+    bool waiting = false;
     for (int wait = 2;; wait = wait < 50 ? wait * 2 : 50) {
         pthread_mutex_lock(&s->lock);
-        int r = claim_once(s, k);
+        /* waiting polls read-only; only a claim that went takes the write lock */
+        int r = waiting ? claim_peek(s, k) : 0;
+        if (r == 0)
+            r = claim_once(s, k);
         kf_store_result res = KF_STORE_CLAIMED;
         if (r == 1) {
             res = get_locked(s, k, blob, len, msg, msglen);
@@ -857,6 +891,7 @@ kf_store_result kf_store_claim(kf_store *s, const kf_cache_key *k, int wait_ms, 
         pthread_mutex_unlock(&s->lock);
         if (r != 3 || mono_ms() >= end)
             return res;
+        waiting = true;
         sleep_ms(wait);
     }
 }

@@ -486,6 +486,15 @@ static int32_t sink(const E *e, int j)
     return is_red(e, n) ? nd(e, n)->args[0] : n;
 }
 
+/* Offset in o where its last line begins. */
+static size_t line_start(const kf_strbuf *o)
+{
+    size_t i = o->len;
+    while (i > 0 && o->data[i - 1] != '\n')
+        i--;
+    return i;
+}
+
 /* Separator state for parameter and argument lists. */
 typedef struct lst {
     kf_strbuf *o;
@@ -502,7 +511,7 @@ static void item(lst *l, const char *fmt, ...)
     vsnprintf(b, sizeof b, fmt, ap);
     va_end(ap);
     if (l->n++) {
-        if (l->o->len - l->line + strlen(b) > 100) {
+        if (l->o->len - l->line + strlen(b) + 2 > 110) {
             kf_sb_puts(l->o, ",\n    ");
             l->line = l->o->len - 4;
         } else {
@@ -519,7 +528,7 @@ static void emit_body(E *e)
     const kf_cg_spell *sp = e->sp;
     P("/* The fused expression at one point of the iteration space. */\n");
     P("%s void %s_body(", k->nops > KF_CG_BIG_BODY ? sp->fn_big : sp->fn, ki->prefix);
-    lst l = { e->o, 0, e->o->len };
+    lst l = { e->o, 0, line_start(e->o) };
     for (int b = 0; b < k->nargs; b++)
         if (ki->arg_ew[b])
             item(&l, "const %s x%d", CT(e, dt(e, k->args[b])), b);
@@ -624,7 +633,7 @@ static void entry_head(E *e, kf_cg_variant v)
     P("/* %s_%s: %s */\n", ki->prefix, kf_cg_variant_name(v), variant_doc[v]);
     P(sp->entry_pre, KF_CG_BLOCK);
     P("%s_%s(", ki->prefix, kf_cg_variant_name(v));
-    lst l = { e->o, 0, e->o->len };
+    lst l = { e->o, 0, line_start(e->o) };
     for (int b = 0; b < k->nargs; b++)
         item(&l, "%sconst %s *%s a%d", sp->global, ST(e, dt(e, k->args[b])), sp->restrict_kw, b);
     for (int j = 0; j < k->nouts; j++)
@@ -745,7 +754,7 @@ static uint8_t coord_dims(const E *e, uint8_t dims)
 
 /* Coordinates of dims in mask 'dims' (ascending) from linear index var,
  * row-major over just those dims: the last is fastest. */
-static void coords_from(E *e, ix t, uint8_t dims, const char *var, const char *ind)
+static void coords_from(E *e, ix t, uint8_t dims, const char *var, const char *tmp, const char *ind)
 {
     int last = -1, cnt = 0;
     bool any = false;
@@ -764,17 +773,17 @@ static void coords_from(E *e, ix t, uint8_t dims, const char *var, const char *i
             lowest_used = d;
             break;
         }
-    P("%s%s t = %s;\n", ind, t.IX, var);
+    P("%s%s %s = %s;\n", ind, t.IX, tmp, var);
     for (int d = e->ki->R - 1; d >= lowest_used; d--) {
         if (!(dims & (1u << d)))
             continue;
         if (d == last) {
-            P("%sconst %s c%d = (%s)t;\n", ind, t.SX, d, t.SX);
+            P("%sconst %s c%d = (%s)%s;\n", ind, t.SX, d, t.SX, tmp);
         } else {
             if (coord_used(e, d))
-                P("%sconst %s c%d = (%s)(t %% d%d);\n", ind, t.SX, d, t.SX, d);
+                P("%sconst %s c%d = (%s)(%s %% d%d);\n", ind, t.SX, d, t.SX, tmp, d);
             if (d > lowest_used)
-                P("%st /= d%d;\n", ind, d);
+                P("%s%s /= d%d;\n", ind, tmp, d);
         }
     }
 }
@@ -836,7 +845,7 @@ static void body_call(E *e, const char *ind)
     const kf_cg_kinfo *ki = e->ki;
     const kf_kernel *k = ki->k;
     P("%s%s_body(", ind, ki->prefix);
-    lst l = { e->o, 0, e->o->len };
+    lst l = { e->o, 0, line_start(e->o) };
     for (int b = 0; b < k->nargs; b++)
         if (ki->arg_ew[b])
             item(&l, "x%d", b);
@@ -896,7 +905,7 @@ static void emit_ew_strided(E *e, bool w64)
     bcast_loads(e);
     grid_loop_vars(e, t);
     P("    for (%s i = tid; i < n; i += nth) {\n", t.IX);
-    coords_from(e, t, all, "i", "        ");
+    coords_from(e, t, all, "i", "t", "        ");
     loads(e, "        ", true);
     sinks_decl(e, "        ");
     body_call(e, "        ");
@@ -1000,7 +1009,10 @@ static void emit_ew_contig(E *e, bool w64)
         if (isarg) {
             P("        %s w%d[%d];\n", U32(e), b, words);
             for (int v = 0; v < vecs; v++) {
-                P("        {\n            const uint4 u = ((%sconst uint4 *)p%d)[iv * %d + %d];\n", sp->global, b, vecs, v);
+                if (vecs == 1)
+                    P("        {\n            const uint4 u = ((%sconst uint4 *)p%d)[iv];\n", sp->global, b);
+                else
+                    P("        {\n            const uint4 u = ((%sconst uint4 *)p%d)[iv * %d + %d];\n", sp->global, b, vecs, v);
                 P("            w%d[%d] = u.x;\n            w%d[%d] = u.y;\n            w%d[%d] = u.z;\n"
                   "            w%d[%d] = u.w;\n        }\n",
                   b, 4 * v, b, 4 * v + 1, b, 4 * v + 2, b, 4 * v + 3);
@@ -1054,9 +1066,15 @@ static void emit_ew_contig(E *e, bool w64)
     for (int j = 0; j < k->nouts; j++) {
         int b = k->nargs + j;
         int vecs = W * (int)kf_dtype_size(dt(e, k->outs[j])) / 16;
-        for (int v = 0; v < vecs; v++)
-            P("        ((%suint4 *)q%d)[iv * %d + %d] = %sw%d[%d], w%d[%d], w%d[%d], w%d[%d]);\n", sp->global, j, vecs, v,
-              sp->make_uint4, b, 4 * v, b, 4 * v + 1, b, 4 * v + 2, b, 4 * v + 3);
+        for (int v = 0; v < vecs; v++) {
+            P("        ((%suint4 *)q%d)[", sp->global, j);
+            if (vecs == 1)
+                P("iv");
+            else
+                P("iv * %d + %d", vecs, v);
+            P("] = %sw%d[%d], w%d[%d], w%d[%d], w%d[%d]);\n", sp->make_uint4, b, 4 * v, b, 4 * v + 1, b, 4 * v + 2, b,
+              4 * v + 3);
+        }
     }
     P("    }\n");
     /* the last n % W elements, one per thread */
@@ -1271,7 +1289,7 @@ static void sizes_ML(E *e, ix t)
 /* Visit one point: coordinates of reduced dims from ri, load, body, fold, EW stores. */
 static void red_point(E *e, ix t, const char *ri, const char *ind)
 {
-    coords_from(e, t, red_mask(e), ri, ind);
+    coords_from(e, t, red_mask(e), ri, "u", ind);
     loads(e, ind, true);
     sinks_decl(e, ind);
     body_call(e, ind);
@@ -1291,7 +1309,7 @@ static void emit_red_seq(E *e)
     sizes_ML(e, t);
     grid_loop_vars(e, t);
     P("    for (%s o = tid; o < M; o += nth) {\n", t.IX);
-    coords_from(e, t, kept_mask(e), "o", "        ");
+    coords_from(e, t, kept_mask(e), "o", "t", "        ");
     red_decl(e, "        ");
     P("        for (%s ri = 0; ri < L; ri++) {\n", t.IX);
     red_point(e, t, "ri", "            ");
@@ -1315,22 +1333,30 @@ static void shared_decl(E *e)
 
 /* Scratch layout: per reduction in outs order, P values then (argmin/argmax)
  * P i64 indices, each array rounded up to 16 bytes (abi.c sizes it). */
-static void scratch_decl(E *e, ix t)
+static void scratch_decl(E *e, ix t, bool tile)
 {
     const kf_cg_spell *sp = e->sp;
     const kf_kernel *k = e->ki->k;
-    P("    const %s np = M * ntiles;\n", t.IX);
+    int arrays = 0;
+    for (int j = 0; j < k->nouts; j++)
+        if (is_red(e, k->outs[j]))
+            arrays += 1 + red_of(e, j).arg;
+    if (tile || arrays > 1)   /* tile loops to np; offsets past the first array need it */
+        P("    const %s np = M * ntiles;\n", t.IX);
     P("    %s%s *sp = scratch;\n", sp->global, ST(e, KF_U8));
+    size_t pending = 0;   /* bytes per partial of the previous array, added before the next */
     for (int j = 0; j < k->nouts; j++) {
         if (!is_red(e, k->outs[j]))
             continue;
         red r = red_of(e, j);
-        size_t s = kf_cg_red_acc_size(r.op, r.t);
+        if (pending)
+            P("    sp += (np * %d + 15) / 16 * 16;\n", (int)pending);
         P("    %s%s *pv%d = (%s%s *)sp;\n", sp->global, r.acc, j, sp->global, r.acc);
-        P("    sp += (np * %d + 15) / 16 * 16;\n", (int)s);
+        pending = kf_cg_red_acc_size(r.op, r.t);
         if (r.arg) {
+            P("    sp += (np * %d + 15) / 16 * 16;\n", (int)pending);
             P("    %s%s *pi%d = (%s%s *)sp;\n", sp->global, I64(e), j, sp->global, I64(e));
-            P("    sp += (np * 8 + 15) / 16 * 16;\n");
+            pending = 8;
         }
     }
 }
@@ -1412,12 +1438,12 @@ static void emit_red_tile(E *e)
     sizes_ML(e, t);
     P("    const %s ntiles = (L + %d) / %d;\n", t.IX, KF_CG_TILE_ELEMS - 1, KF_CG_TILE_ELEMS);
     P("    const %s lid = (%s)%s;\n", t.IX, t.IX, sp->lid);
-    scratch_decl(e, t);
+    scratch_decl(e, t, true);
     P("    for (%s w = (%s)%s; w < np; w += (%s)%s) {\n", t.IX, t.IX, sp->bid, t.IX, sp->gdim);
     if (kept_mask(e))
         P("        const %s o = w / ntiles;\n", t.IX);
     P("        const %s tile = w %% ntiles;\n", t.IX);
-    coords_from(e, t, kept_mask(e), "o", "        ");
+    coords_from(e, t, kept_mask(e), "o", "t", "        ");
     red_decl(e, "        ");
     P("        for (int kk = 0; kk < %d; kk++) {\n", KF_CG_TILE_ELEMS / KF_CG_BLOCK);
     P("            const %s ri = tile * %d + (%s)kk * %d + lid;\n", t.IX, KF_CG_TILE_ELEMS, t.IX, KF_CG_BLOCK);
@@ -1452,9 +1478,9 @@ static void emit_red_comb(E *e)
     sizes_ML(e, t);
     P("    const %s ntiles = (L + %d) / %d;\n", t.IX, KF_CG_TILE_ELEMS - 1, KF_CG_TILE_ELEMS);
     P("    const %s lid = (%s)%s;\n", t.IX, t.IX, sp->lid);
-    scratch_decl(e, t);
+    scratch_decl(e, t, false);
     P("    for (%s o = (%s)%s; o < M; o += (%s)%s) {\n", t.IX, t.IX, sp->bid, t.IX, sp->gdim);
-    coords_from(e, t, kept_mask(e), "o", "        ");
+    coords_from(e, t, kept_mask(e), "o", "t", "        ");
     red_decl(e, "        ");
     P("        for (%s tt = lid; tt < ntiles; tt += %d) {\n", t.IX, KF_CG_BLOCK);
     for (int j = 0; j < k->nouts; j++) {

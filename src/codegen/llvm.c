@@ -1496,82 +1496,9 @@ static LLVMValueRef red_point(L *l, V *v, LLVMValueRef body, LLVMValueRef ri, LL
     return r;
 }
 
-/* seq: one output after another; units are groups of outputs of about
- * RED_UNIT_ELEMS elements. */
-static void emit_red_seq(L *l, LLVMValueRef body)
-{
-    const kf_kernel *k = l->ki->k;
-    V v;
-    if (variant_begin(l, &v, "seq") != KF_OK) {
-        variant_free(&v);
-        return;
-    }
-    LLVMValueRef M, Ln;
-    sizes_ML(l, &v, &M, &Ln);
-    LLVMValueRef G = umax(l, LLVMBuildUDiv(l->b, c64(l, RED_UNIT_ELEMS), umax(l, Ln, c64(l, 1)), ""), c64(l, 1));
-    set_name(G, "per_unit");
-    LLVMValueRef units = LLVMBuildUDiv(l->b, LLVMBuildAdd(l->b, M, LLVMBuildSub(l->b, G, c64(l, 1), ""), ""), G, "units");
-    variant_units(l, &v, units);
-    LLVMValueRef o0 = umin(l, LLVMBuildMul(l->b, umin(l, v.begin, units), G, ""), M);
-    LLVMValueRef o1 = umin(l, LLVMBuildMul(l->b, umin(l, v.end, units), G, ""), M);
-    LLVMValueRef *addr = calloc((size_t)l->ki->nb + 1, sizeof *addr);
-    LLVMValueRef *acc = calloc((size_t)k->nouts + 1, sizeof *acc), *ai = calloc((size_t)k->nouts + 1, sizeof *ai);
-    if (!addr || !acc || !ai) {
-        fail(l, KF_ERR_NO_MEMORY, "llvm codegen: out of memory");
-    } else {
-        /* accumulators live in allocas (promoted to registers by mem2reg) */
-        for (int j = 0; j < k->nouts; j++)
-            if (is_red(l, k->outs[j])) {
-                red r = red_of(l, j);
-                acc[j] = entry_alloca(l, r.acc, "acc");
-                if (r.arg)
-                    ai[j] = entry_alloca(l, l->i64, "ai");
-            }
-        loop lo;
-        LLVMValueRef o = loop_open(l, &lo, o0, o1, "o");
-        kept_point(l, &v, o);
-        for (int j = 0; j < k->nouts; j++)
-            if (acc[j]) {
-                red r = red_of(l, j);
-                LLVMBuildStore(l->b, red_init(&r), acc[j]);
-                if (ai[j])
-                    LLVMBuildStore(l->b, c64(l, INT64_MAX), ai[j]);
-            }
-        loop lr;
-        LLVMValueRef ri = loop_open(l, &lr, c64(l, 0), Ln, "ri");
-        LLVMValueRef res = red_point(l, &v, body, ri, addr);
-        for (int j = 0; j < k->nouts && res; j++)
-            if (acc[j]) {
-                red r = red_of(l, j);
-                LLVMValueRef a = LLVMBuildLoad2(l->b, r.acc, acc[j], "");
-                LLVMValueRef ia = ai[j] ? LLVMBuildLoad2(l->b, l->i64, ai[j], "") : NULL;
-                red_fold(l, &r, &a, &ia, to_acc(l, &r, LLVMBuildExtractValue(l->b, res, (unsigned)j, "")), ri);
-                LLVMBuildStore(l->b, a, acc[j]);
-                if (ai[j])
-                    LLVMBuildStore(l->b, ia, ai[j]);
-            }
-        loop_close(l, &lr, c64(l, 1));
-        for (int j = 0; j < k->nouts; j++)
-            if (acc[j]) {
-                red r = red_of(l, j);
-                red_store(l, &v, j, LLVMBuildLoad2(l->b, r.acc, acc[j], ""),
-                          ai[j] ? LLVMBuildLoad2(l->b, l->i64, ai[j], "") : NULL, Ln, v.base[k->nargs + j]);
-            }
-        loop_close(l, &lo, c64(l, 1));
-    }
-    free(addr);
-    free(acc);
-    free(ai);
-    char entry[KF_CG_NAME_MAX];
-    snprintf(entry, sizeof entry, "%s_seq", l->ki->prefix);
-    variant_end(l, &v, units, entry);
-    variant_free(&v);
-}
-
-/* Lane arrays of the block-like reductions: KF_CG_BLOCK accumulators (and
- * indices) per reduction, the same as a GPU block's threads hold. */
+/* Lane arrays: per reduction, n accumulators (and indices). */
 typedef struct lanes {
-    LLVMValueRef *acc, *ai;   /* allocas [KF_CG_BLOCK x acc], [KF_CG_BLOCK x i64] */
+    LLVMValueRef *acc, *ai;   /* allocas [n x acc], [n x i64] */
 } lanes;
 
 static LLVMValueRef lane_ptr(L *l, LLVMTypeRef t, LLVMValueRef arr, LLVMValueRef i)
@@ -1579,14 +1506,41 @@ static LLVMValueRef lane_ptr(L *l, LLVMTypeRef t, LLVMValueRef arr, LLVMValueRef
     return LLVMBuildGEP2(l->b, t, arr, &i, 1, "");
 }
 
-static void lanes_init(L *l, lanes *ln)
+static kf_status lanes_alloc(L *l, lanes *ln, unsigned n)
+{
+    const kf_kernel *k = l->ki->k;
+    ln->acc = calloc((size_t)k->nouts + 1, sizeof *ln->acc);
+    ln->ai = calloc((size_t)k->nouts + 1, sizeof *ln->ai);
+    if (!ln->acc || !ln->ai) {
+        fail(l, KF_ERR_NO_MEMORY, "llvm codegen: out of memory");
+        return l->st;
+    }
+    for (int j = 0; j < k->nouts; j++)
+        if (is_red(l, k->outs[j])) {
+            red r = red_of(l, j);
+            ln->acc[j] = entry_alloca(l, LLVMArrayType(r.acc, n), "lanes");
+            if (r.arg)
+                ln->ai[j] = entry_alloca(l, LLVMArrayType(l->i64, n), "lanes.i");
+        }
+    return KF_OK;
+}
+
+static void lanes_free(lanes *ln)
+{
+    free(ln->acc);
+    free(ln->ai);
+    ln->acc = ln->ai = NULL;
+}
+
+/* Lanes [0, n) of every reduction to the reduction's identity. */
+static void lanes_init(L *l, lanes *ln, LLVMValueRef n)
 {
     const kf_kernel *k = l->ki->k;
     for (int j = 0; j < k->nouts; j++)
         if (ln->acc[j]) {
             red r = red_of(l, j);
             loop lp;
-            LLVMValueRef i = loop_open(l, &lp, c64(l, 0), c64(l, KF_CG_BLOCK), "init");
+            LLVMValueRef i = loop_open(l, &lp, c64(l, 0), n, "init");
             LLVMBuildStore(l->b, red_init(&r), lane_ptr(l, r.acc, ln->acc[j], i));
             if (ln->ai[j])
                 LLVMBuildStore(l->b, c64(l, INT64_MAX), lane_ptr(l, l->i64, ln->ai[j], i));
@@ -1608,9 +1562,11 @@ static void lane_fold(L *l, lanes *ln, int j, LLVMValueRef lane, LLVMValueRef v,
         LLVMBuildStore(l->b, ia, pi);
 }
 
-/* The fixed tree of a GPU block: for s = 128, 64, ..., 1, lane l < s folds
- * lane l + s; lane 0 ends with the result. */
-static void lanes_tree(L *l, lanes *ln)
+/* The fixed tree of a GPU block, over lanes of width 'width' (1, or the
+ * outputs of an output block side by side, 'cnt' of them used): for s =
+ * 128, 64, ..., 1, lane j < s folds lane j + s; lane 0 ends with the
+ * result. */
+static void lanes_tree(L *l, lanes *ln, unsigned width, LLVMValueRef cnt)
 {
     const kf_kernel *k = l->ki->k;
     for (int j = 0; j < k->nouts; j++) {
@@ -1618,15 +1574,191 @@ static void lanes_tree(L *l, lanes *ln)
             continue;
         red r = red_of(l, j);
         for (int s = KF_CG_BLOCK / 2; s >= 1; s >>= 1) {
-            loop lp;
+            loop lp, lb;
             LLVMValueRef i = loop_open(l, &lp, c64(l, 0), c64(l, s), "tree");
-            LLVMValueRef i2 = LLVMBuildAdd(l->b, i, c64(l, s), "");
-            LLVMValueRef b = LLVMBuildLoad2(l->b, r.acc, lane_ptr(l, r.acc, ln->acc[j], i2), "");
-            LLVMValueRef ib = ln->ai[j] ? LLVMBuildLoad2(l->b, l->i64, lane_ptr(l, l->i64, ln->ai[j], i2), "") : NULL;
-            lane_fold(l, ln, j, i, b, ib);
+            LLVMValueRef bb = width > 1 ? loop_open(l, &lb, c64(l, 0), cnt, "tb") : c64(l, 0);
+            LLVMValueRef dst = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, i, c64(l, width), ""), bb, "");
+            LLVMValueRef src = LLVMBuildAdd(l->b, dst, c64(l, (long long)s * width), "");
+            LLVMValueRef b = LLVMBuildLoad2(l->b, r.acc, lane_ptr(l, r.acc, ln->acc[j], src), "");
+            LLVMValueRef ib = ln->ai[j] ? LLVMBuildLoad2(l->b, l->i64, lane_ptr(l, l->i64, ln->ai[j], src), "") : NULL;
+            lane_fold(l, ln, j, dst, b, ib);
+            if (width > 1)
+                loop_close(l, &lb, c64(l, 1));
             loop_close(l, &lp, c64(l, 1));
         }
     }
+}
+
+/* -- Output blocks ---------------------------------------------------------------------
+ * Each output's fold order is fixed (the GPU's), but nothing orders one
+ * output against another: a block of RED_OBLOCK outputs that are
+ * neighbours in the innermost kept dim can be folded side by side, the
+ * same element of each per step.  Where that dim is the more contiguous
+ * one (column sums), the inner loop over the block then reads consecutive
+ * memory and vectorises; the bits of every output stay the same. */
+
+enum { RED_OBLOCK = 64 };
+
+/* The innermost kept dim that is not a literal 1, or -1. */
+static int kin_dim(const L *l)
+{
+    for (int d = l->ki->R - 1; d >= 0; d--)
+        if (!(l->ki->k->axes & (1u << d)) && l->ki->dims[d] != 1)
+            return d;
+    return -1;
+}
+
+typedef struct oblock {
+    int kin;
+    LLVMValueRef Mk, nblk, blocks;   /* size of dim kin, blocks per row of it, blocks */
+    LLVMValueRef ck0, cnt, first;    /* of the current block: kin coordinate, outputs, first output */
+} oblock;
+
+static void oblock_sizes(L *l, V *v, int kin, LLVMValueRef M, oblock *ob)
+{
+    ob->kin = kin;
+    ob->Mk = v->D[kin];
+    LLVMValueRef mo = LLVMBuildUDiv(l->b, M, umax(l, ob->Mk, c64(l, 1)), "");
+    ob->nblk = LLVMBuildUDiv(l->b, LLVMBuildAdd(l->b, ob->Mk, c64(l, RED_OBLOCK - 1), ""), c64(l, RED_OBLOCK), "nblk");
+    ob->blocks = LLVMBuildMul(l->b, mo, ob->nblk, "blocks");
+}
+
+/* Enter block blk: its outputs, the kept coordinates of its first output
+ * and every buffer's kept base (v->base). */
+static void oblock_enter(L *l, V *v, oblock *ob, LLVMValueRef blk)
+{
+    LLVMValueRef nb = umax(l, ob->nblk, c64(l, 1));
+    LLVMValueRef oo = LLVMBuildUDiv(l->b, blk, nb, "");
+    ob->ck0 = LLVMBuildMul(l->b, LLVMBuildURem(l->b, blk, nb, ""), c64(l, RED_OBLOCK), "ck0");
+    ob->cnt = umin(l, LLVMBuildSub(l->b, ob->Mk, ob->ck0, ""), c64(l, RED_OBLOCK));
+    ob->first = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, oo, ob->Mk, ""), ob->ck0, "first");
+    kept_point(l, v, ob->first);
+}
+
+/* Reduced element ri: coordinates and every buffer's address without the
+ * block offset (raddr). */
+static void oblock_element(L *l, V *v, LLVMValueRef ri, LLVMValueRef *raddr)
+{
+    coords_from(l, v, red_mask(l), ri);
+    for (int b = 0; b < l->ki->nb; b++)
+        raddr[b] = v->base[b] ? addr_of(l, v, b, red_mask(l), v->base[b]) : NULL;
+}
+
+/* Output bo of the block at the current element: loads, body, EW stores. */
+static LLVMValueRef oblock_visit(L *l, V *v, oblock *ob, LLVMValueRef body, LLVMValueRef *raddr, LLVMValueRef bo,
+                                 LLVMValueRef *addr)
+{
+    int kin = ob->kin, R = l->ki->R;
+    v->c[kin] = LLVMBuildAdd(l->b, ob->ck0, bo, "");
+    for (int b = 0; b < l->ki->nb; b++)
+        if (raddr[b])
+            addr[b] = buf_dim(l, b, kin) ? LLVMBuildAdd(l->b, raddr[b], LLVMBuildMul(l->b, bo, v->st[b * R + kin], ""), "")
+                                         : raddr[b];
+    LLVMValueRef *x = point_loads(l, v, addr, NULL);
+    LLVMValueRef r = x ? body_call(l, v, body, x) : NULL;
+    if (r)
+        ew_stores(l, v, r, addr, NULL);
+    free(x);
+    return r;
+}
+
+/* Element index of output bo of the block in out j. */
+static LLVMValueRef oblock_out(L *l, V *v, oblock *ob, int j, LLVMValueRef bo)
+{
+    int b = l->ki->k->nargs + j, R = l->ki->R;
+    LLVMValueRef a = v->base[b];
+    return buf_dim(l, b, ob->kin) ? LLVMBuildAdd(l->b, a, LLVMBuildMul(l->b, bo, v->st[b * R + ob->kin], ""), "") : a;
+}
+
+/* The final value of every reduction from lane 'lane' for output bo. */
+static void lanes_store(L *l, V *v, lanes *ln, LLVMValueRef lane, LLVMValueRef Ln, oblock *ob, LLVMValueRef bo)
+{
+    const kf_kernel *k = l->ki->k;
+    for (int j = 0; j < k->nouts; j++)
+        if (ln->acc[j]) {
+            red r = red_of(l, j);
+            red_store(l, v, j, LLVMBuildLoad2(l->b, r.acc, lane_ptr(l, r.acc, ln->acc[j], lane), ""),
+                      ln->ai[j] ? LLVMBuildLoad2(l->b, l->i64, lane_ptr(l, l->i64, ln->ai[j], lane), "") : NULL, Ln,
+                      ob ? oblock_out(l, v, ob, j, bo) : v->base[k->nargs + j]);
+        }
+}
+
+/* Fold every reduction of body result res into lane 'lane'. */
+static void lanes_fold_result(L *l, lanes *ln, LLVMValueRef res, LLVMValueRef lane, LLVMValueRef vi)
+{
+    const kf_kernel *k = l->ki->k;
+    for (int j = 0; j < k->nouts && res; j++)
+        if (ln->acc[j]) {
+            red r = red_of(l, j);
+            lane_fold(l, ln, j, lane, to_acc(l, &r, LLVMBuildExtractValue(l->b, res, (unsigned)j, "")), vi);
+        }
+}
+
+/* seq: each output folds its elements in order.  With a kept dim, outputs
+ * go in blocks (one unit each), folded side by side; without one (a full
+ * reduction), one output.  Units: blocks, or groups of outputs of about
+ * RED_UNIT_ELEMS elements. */
+static void emit_red_seq(L *l, LLVMValueRef body)
+{
+    V v;
+    lanes ln = { NULL, NULL };
+    LLVMValueRef *addr = NULL, *raddr = NULL;
+    int kin = kin_dim(l);
+    if (variant_begin(l, &v, "seq") != KF_OK || lanes_alloc(l, &ln, RED_OBLOCK) != KF_OK)
+        goto out;
+    addr = calloc((size_t)l->ki->nb + 1, sizeof *addr);
+    raddr = calloc((size_t)l->ki->nb + 1, sizeof *raddr);
+    if (!addr || !raddr) {
+        fail(l, KF_ERR_NO_MEMORY, "llvm codegen: out of memory");
+        goto out;
+    }
+    LLVMValueRef M, Ln, units;
+    sizes_ML(l, &v, &M, &Ln);
+    if (kin >= 0) {
+        oblock ob;
+        oblock_sizes(l, &v, kin, M, &ob);
+        units = ob.blocks;
+        variant_units(l, &v, units);
+        loop lw, lr, lb, ls;
+        LLVMValueRef blk = loop_open(l, &lw, umin(l, v.begin, units), umin(l, v.end, units), "blk");
+        oblock_enter(l, &v, &ob, blk);
+        lanes_init(l, &ln, ob.cnt);
+        LLVMValueRef ri = loop_open(l, &lr, c64(l, 0), Ln, "ri");
+        oblock_element(l, &v, ri, raddr);
+        LLVMValueRef bo = loop_open(l, &lb, c64(l, 0), ob.cnt, "bo");
+        lanes_fold_result(l, &ln, oblock_visit(l, &v, &ob, body, raddr, bo, addr), bo, ri);
+        loop_close(l, &lb, c64(l, 1));
+        loop_close(l, &lr, c64(l, 1));
+        bo = loop_open(l, &ls, c64(l, 0), ob.cnt, "store");
+        lanes_store(l, &v, &ln, bo, Ln, &ob, bo);
+        loop_close(l, &ls, c64(l, 1));
+        loop_close(l, &lw, c64(l, 1));
+    } else {
+        LLVMValueRef G = umax(l, LLVMBuildUDiv(l->b, c64(l, RED_UNIT_ELEMS), umax(l, Ln, c64(l, 1)), ""), c64(l, 1));
+        units = LLVMBuildUDiv(l->b, LLVMBuildAdd(l->b, M, LLVMBuildSub(l->b, G, c64(l, 1), ""), ""), G, "units");
+        variant_units(l, &v, units);
+        LLVMValueRef o0 = umin(l, LLVMBuildMul(l->b, umin(l, v.begin, units), G, ""), M);
+        LLVMValueRef o1 = umin(l, LLVMBuildMul(l->b, umin(l, v.end, units), G, ""), M);
+        loop lo, lr;
+        LLVMValueRef o = loop_open(l, &lo, o0, o1, "o");
+        kept_point(l, &v, o);
+        lanes_init(l, &ln, c64(l, 1));
+        LLVMValueRef ri = loop_open(l, &lr, c64(l, 0), Ln, "ri");
+        lanes_fold_result(l, &ln, red_point(l, &v, body, ri, addr), c64(l, 0), ri);
+        loop_close(l, &lr, c64(l, 1));
+        lanes_store(l, &v, &ln, c64(l, 0), Ln, NULL, NULL);
+        loop_close(l, &lo, c64(l, 1));
+    }
+    {
+        char entry[KF_CG_NAME_MAX];
+        snprintf(entry, sizeof entry, "%s_seq", l->ki->prefix);
+        variant_end(l, &v, units, entry);
+    }
+out:
+    free(addr);
+    free(raddr);
+    lanes_free(&ln);
+    variant_free(&v);
 }
 
 /* Scratch arrays of the two-pass reduction (abi.c sizes them): per
@@ -1652,40 +1784,60 @@ static void scratch_arrays(L *l, V *v, LLVMValueRef np, LLVMValueRef *pv, LLVMVa
     }
 }
 
-static kf_status lanes_alloc(L *l, lanes *ln)
+/* Lane 'lane' of every reduction as the partial of (output o, tile). */
+static void lanes_partial(L *l, lanes *ln, LLVMValueRef lane, LLVMValueRef *pv, LLVMValueRef *pi, LLVMValueRef at)
 {
     const kf_kernel *k = l->ki->k;
-    ln->acc = calloc((size_t)k->nouts + 1, sizeof *ln->acc);
-    ln->ai = calloc((size_t)k->nouts + 1, sizeof *ln->ai);
-    if (!ln->acc || !ln->ai) {
-        fail(l, KF_ERR_NO_MEMORY, "llvm codegen: out of memory");
-        return l->st;
-    }
     for (int j = 0; j < k->nouts; j++)
-        if (is_red(l, k->outs[j])) {
+        if (ln->acc[j]) {
             red r = red_of(l, j);
-            ln->acc[j] = entry_alloca(l, LLVMArrayType(r.acc, KF_CG_BLOCK), "lanes");
-            if (r.arg)
-                ln->ai[j] = entry_alloca(l, LLVMArrayType(l->i64, KF_CG_BLOCK), "lanes.i");
+            LLVMBuildStore(l->b, LLVMBuildLoad2(l->b, r.acc, lane_ptr(l, r.acc, ln->acc[j], lane), ""),
+                           lane_ptr(l, r.acc, pv[j], at));
+            if (ln->ai[j])
+                LLVMBuildStore(l->b, LLVMBuildLoad2(l->b, l->i64, lane_ptr(l, l->i64, ln->ai[j], lane), ""),
+                               lane_ptr(l, l->i64, pi[j], at));
         }
-    return KF_OK;
+}
+
+/* The first arg read at the point and not broadcast on every dim, or -1. */
+static int lead_arg(const L *l)
+{
+    for (int b = 0; b < l->ki->k->nargs; b++)
+        if (l->ki->arg_ew[b] && !l->ki->bcast_all[b])
+            return b;
+    return -1;
+}
+
+static LLVMValueRef iabs(L *l, LLVMValueRef x)
+{
+    return LLVMBuildSelect(l->b, LLVMBuildICmp(l->b, LLVMIntSLT, x, c64(l, 0), ""), LLVMBuildSub(l->b, c64(l, 0), x, ""), x, "");
 }
 
 /* tile: unit w is (output w / ntiles, tile w % ntiles); lane j folds the
  * tile's elements j, j + 256, ... in order, then the tree.  One tile
- * writes the output, several write partials to scratch. */
+ * writes the output, several write partials to scratch.  When the kept
+ * dim is the more contiguous one (decided per launch from the strides of
+ * the first arg), units are (output block, tile) instead and the lanes of
+ * the block's outputs sit side by side: the same order per output. */
 static void emit_red_tile(L *l, LLVMValueRef body)
 {
     const kf_kernel *k = l->ki->k;
+    int R = l->ki->R, kin = kin_dim(l), a0 = lead_arg(l), rin = -1;
+    for (int d = R - 1; d >= 0 && rin < 0; d--)
+        if (k->axes & (1u << d))
+            rin = d;
+    bool blocks = kin >= 0 && a0 >= 0 && rin >= 0;
     V v;
-    lanes ln = { NULL, NULL };
-    LLVMValueRef *addr = NULL, *pv = NULL, *pi = NULL;
-    if (variant_begin(l, &v, "tile") != KF_OK || lanes_alloc(l, &ln) != KF_OK)
+    lanes ln = { NULL, NULL }, lb = { NULL, NULL };
+    LLVMValueRef *addr = NULL, *raddr = NULL, *pv = NULL, *pi = NULL;
+    if (variant_begin(l, &v, "tile") != KF_OK || lanes_alloc(l, &ln, KF_CG_BLOCK) != KF_OK ||
+        (blocks && lanes_alloc(l, &lb, KF_CG_BLOCK * RED_OBLOCK) != KF_OK))
         goto out;
     addr = calloc((size_t)l->ki->nb + 1, sizeof *addr);
+    raddr = calloc((size_t)l->ki->nb + 1, sizeof *raddr);
     pv = calloc((size_t)k->nouts + 1, sizeof *pv);
     pi = calloc((size_t)k->nouts + 1, sizeof *pi);
-    if (!addr || !pv || !pi) {
+    if (!addr || !raddr || !pv || !pi) {
         fail(l, KF_ERR_NO_MEMORY, "llvm codegen: out of memory");
         goto out;
     }
@@ -1693,62 +1845,98 @@ static void emit_red_tile(L *l, LLVMValueRef body)
     sizes_ML(l, &v, &M, &Ln);
     LLVMValueRef ntiles = LLVMBuildUDiv(l->b, LLVMBuildAdd(l->b, Ln, c64(l, KF_CG_TILE_ELEMS - 1), ""),
                                         c64(l, KF_CG_TILE_ELEMS), "ntiles");
-    LLVMValueRef units = LLVMBuildMul(l->b, M, ntiles, "units");
+    LLVMValueRef units = LLVMBuildMul(l->b, M, ntiles, "units"), use_block = NULL;
+    oblock ob;
+    if (blocks) {
+        oblock_sizes(l, &v, kin, M, &ob);
+        LLVMValueRef sk = buf_dim(l, a0, kin) ? iabs(l, v.st[a0 * R + kin]) : c64(l, 0);
+        LLVMValueRef sr = buf_dim(l, a0, rin) ? iabs(l, v.st[a0 * R + rin]) : c64(l, 0);
+        use_block = LLVMBuildAnd(l->b, LLVMBuildICmp(l->b, LLVMIntULT, sk, sr, ""),
+                                 LLVMBuildICmp(l->b, LLVMIntUGE, ob.Mk, c64(l, 8), ""), "use_block");
+        units = LLVMBuildSelect(l->b, use_block, LLVMBuildMul(l->b, ob.blocks, ntiles, ""), units, "units");
+    }
     variant_units(l, &v, units);
-    scratch_arrays(l, &v, units, pv, pi);
-    loop lw;
-    LLVMValueRef w = loop_open(l, &lw, umin(l, v.begin, units), umin(l, v.end, units), "w");
-    LLVMValueRef o = LLVMBuildUDiv(l->b, w, ntiles, "o");
-    LLVMValueRef tile = LLVMBuildURem(l->b, w, ntiles, "tile");
-    kept_point(l, &v, o);
-    lanes_init(l, &ln);
-    LLVMValueRef rbase = LLVMBuildMul(l->b, tile, c64(l, KF_CG_TILE_ELEMS), "rbase");
-    LLVMValueRef lim = umin(l, LLVMBuildSub(l->b, Ln, rbase, ""), c64(l, KF_CG_TILE_ELEMS));
-    loop lk;
-    LLVMValueRef kk = loop_open(l, &lk, c64(l, 0), lim, "kk");
-    LLVMValueRef cnt = umin(l, LLVMBuildSub(l->b, lim, kk, ""), c64(l, KF_CG_BLOCK));
-    LLVMValueRef seg = LLVMBuildAdd(l->b, rbase, kk, "seg");
-    loop lj;
-    LLVMValueRef lane = loop_open(l, &lj, c64(l, 0), cnt, "lane");
-    LLVMValueRef ri = LLVMBuildAdd(l->b, seg, lane, "ri");
-    LLVMValueRef res = red_point(l, &v, body, ri, addr);
-    for (int j = 0; j < k->nouts && res; j++)
-        if (ln.acc[j]) {
-            red r = red_of(l, j);
-            lane_fold(l, &ln, j, lane, to_acc(l, &r, LLVMBuildExtractValue(l->b, res, (unsigned)j, "")), ri);
-        }
-    loop_close(l, &lj, c64(l, 1));
-    loop_close(l, &lk, c64(l, KF_CG_BLOCK));
-    lanes_tree(l, &ln);
-    /* one tile: the output; else the partial of (o, tile) */
-    LLVMValueRef fn = v.fn;
-    LLVMBasicBlockRef fin = LLVMAppendBasicBlockInContext(l->cx, fn, "final");
-    LLVMBasicBlockRef part = LLVMAppendBasicBlockInContext(l->cx, fn, "partial");
-    LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(l->cx, fn, "next");
-    LLVMBuildCondBr(l->b, LLVMBuildICmp(l->b, LLVMIntEQ, ntiles, c64(l, 1), ""), fin, part);
-    LLVMValueRef zero = c64(l, 0);
-    LLVMPositionBuilderAtEnd(l->b, fin);
-    for (int j = 0; j < k->nouts; j++)
-        if (ln.acc[j]) {
-            red r = red_of(l, j);
-            red_store(l, &v, j, LLVMBuildLoad2(l->b, r.acc, lane_ptr(l, r.acc, ln.acc[j], zero), ""),
-                      ln.ai[j] ? LLVMBuildLoad2(l->b, l->i64, lane_ptr(l, l->i64, ln.ai[j], zero), "") : NULL, Ln,
-                      v.base[k->nargs + j]);
-        }
-    LLVMBuildBr(l->b, next);
-    LLVMPositionBuilderAtEnd(l->b, part);
-    for (int j = 0; j < k->nouts; j++)
-        if (ln.acc[j]) {
-            red r = red_of(l, j);
-            LLVMBuildStore(l->b, LLVMBuildLoad2(l->b, r.acc, lane_ptr(l, r.acc, ln.acc[j], zero), ""),
-                           lane_ptr(l, r.acc, pv[j], w));
-            if (ln.ai[j])
-                LLVMBuildStore(l->b, LLVMBuildLoad2(l->b, l->i64, lane_ptr(l, l->i64, ln.ai[j], zero), ""),
-                               lane_ptr(l, l->i64, pi[j], w));
-        }
-    LLVMBuildBr(l->b, next);
-    LLVMPositionBuilderAtEnd(l->b, next);
-    loop_close(l, &lw, c64(l, 1));
+    scratch_arrays(l, &v, LLVMBuildMul(l->b, M, ntiles, ""), pv, pi);
+    LLVMValueRef w0 = umin(l, v.begin, units), w1 = umin(l, v.end, units);
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(l->cx, v.fn, "done");
+    LLVMBasicBlockRef lane_path = LLVMAppendBasicBlockInContext(l->cx, v.fn, "lanes");
+    if (blocks) {
+        LLVMBasicBlockRef block_path = LLVMAppendBasicBlockInContext(l->cx, v.fn, "blocks");
+        LLVMBuildCondBr(l->b, use_block, block_path, lane_path);
+        LLVMPositionBuilderAtEnd(l->b, block_path);
+        loop lw, lk, lj, lo, lf;
+        LLVMValueRef w = loop_open(l, &lw, w0, w1, "bw");
+        LLVMValueRef tile = LLVMBuildURem(l->b, w, ntiles, "tile");
+        oblock_enter(l, &v, &ob, LLVMBuildUDiv(l->b, w, ntiles, ""));
+        lanes_init(l, &lb, c64(l, KF_CG_BLOCK * RED_OBLOCK));
+        LLVMValueRef rbase = LLVMBuildMul(l->b, tile, c64(l, KF_CG_TILE_ELEMS), "rbase");
+        LLVMValueRef lim = umin(l, LLVMBuildSub(l->b, Ln, rbase, ""), c64(l, KF_CG_TILE_ELEMS));
+        LLVMValueRef kk = loop_open(l, &lk, c64(l, 0), lim, "kk");
+        LLVMValueRef cnt = umin(l, LLVMBuildSub(l->b, lim, kk, ""), c64(l, KF_CG_BLOCK));
+        LLVMValueRef lane = loop_open(l, &lj, c64(l, 0), cnt, "lane");
+        LLVMValueRef ri = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, rbase, kk, ""), lane, "ri");
+        oblock_element(l, &v, ri, raddr);
+        LLVMValueRef bo = loop_open(l, &lo, c64(l, 0), ob.cnt, "bo");
+        LLVMValueRef slot = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, lane, c64(l, RED_OBLOCK), ""), bo, "");
+        lanes_fold_result(l, &lb, oblock_visit(l, &v, &ob, body, raddr, bo, addr), slot, ri);
+        loop_close(l, &lo, c64(l, 1));
+        loop_close(l, &lj, c64(l, 1));
+        loop_close(l, &lk, c64(l, KF_CG_BLOCK));
+        lanes_tree(l, &lb, RED_OBLOCK, ob.cnt);
+        LLVMValueRef one = LLVMBuildICmp(l->b, LLVMIntEQ, ntiles, c64(l, 1), "");
+        bo = loop_open(l, &lf, c64(l, 0), ob.cnt, "fin");
+        LLVMBasicBlockRef fin = LLVMAppendBasicBlockInContext(l->cx, v.fn, "b.final");
+        LLVMBasicBlockRef part = LLVMAppendBasicBlockInContext(l->cx, v.fn, "b.partial");
+        LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(l->cx, v.fn, "b.next");
+        LLVMBuildCondBr(l->b, one, fin, part);
+        LLVMPositionBuilderAtEnd(l->b, fin);
+        lanes_store(l, &v, &lb, bo, Ln, &ob, bo);
+        LLVMBuildBr(l->b, next);
+        LLVMPositionBuilderAtEnd(l->b, part);
+        LLVMValueRef at = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, LLVMBuildAdd(l->b, ob.first, bo, ""), ntiles, ""), tile, "");
+        lanes_partial(l, &lb, bo, pv, pi, at);
+        LLVMBuildBr(l->b, next);
+        LLVMPositionBuilderAtEnd(l->b, next);
+        loop_close(l, &lf, c64(l, 1));
+        loop_close(l, &lw, c64(l, 1));
+        LLVMBuildBr(l->b, done);
+    } else {
+        LLVMBuildBr(l->b, lane_path);
+    }
+    LLVMPositionBuilderAtEnd(l->b, lane_path);
+    {
+        loop lw, lk, lj;
+        LLVMValueRef w = loop_open(l, &lw, w0, w1, "w");
+        LLVMValueRef o = LLVMBuildUDiv(l->b, w, ntiles, "o");
+        LLVMValueRef tile = LLVMBuildURem(l->b, w, ntiles, "tile");
+        kept_point(l, &v, o);
+        lanes_init(l, &ln, c64(l, KF_CG_BLOCK));
+        LLVMValueRef rbase = LLVMBuildMul(l->b, tile, c64(l, KF_CG_TILE_ELEMS), "rbase");
+        LLVMValueRef lim = umin(l, LLVMBuildSub(l->b, Ln, rbase, ""), c64(l, KF_CG_TILE_ELEMS));
+        LLVMValueRef kk = loop_open(l, &lk, c64(l, 0), lim, "kk");
+        LLVMValueRef cnt = umin(l, LLVMBuildSub(l->b, lim, kk, ""), c64(l, KF_CG_BLOCK));
+        LLVMValueRef lane = loop_open(l, &lj, c64(l, 0), cnt, "lane");
+        LLVMValueRef ri = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, rbase, kk, ""), lane, "ri");
+        lanes_fold_result(l, &ln, red_point(l, &v, body, ri, addr), lane, ri);
+        loop_close(l, &lj, c64(l, 1));
+        loop_close(l, &lk, c64(l, KF_CG_BLOCK));
+        lanes_tree(l, &ln, 1, NULL);
+        /* one tile: the output; else the partial of (o, tile) */
+        LLVMBasicBlockRef fin = LLVMAppendBasicBlockInContext(l->cx, v.fn, "final");
+        LLVMBasicBlockRef part = LLVMAppendBasicBlockInContext(l->cx, v.fn, "partial");
+        LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(l->cx, v.fn, "next");
+        LLVMBuildCondBr(l->b, LLVMBuildICmp(l->b, LLVMIntEQ, ntiles, c64(l, 1), ""), fin, part);
+        LLVMPositionBuilderAtEnd(l->b, fin);
+        lanes_store(l, &v, &ln, c64(l, 0), Ln, NULL, NULL);
+        LLVMBuildBr(l->b, next);
+        LLVMPositionBuilderAtEnd(l->b, part);
+        lanes_partial(l, &ln, c64(l, 0), pv, pi, w);
+        LLVMBuildBr(l->b, next);
+        LLVMPositionBuilderAtEnd(l->b, next);
+        loop_close(l, &lw, c64(l, 1));
+        LLVMBuildBr(l->b, done);
+    }
+    LLVMPositionBuilderAtEnd(l->b, done);
     {
         char entry[KF_CG_NAME_MAX];
         snprintf(entry, sizeof entry, "%s_tile", l->ki->prefix);
@@ -1756,10 +1944,11 @@ static void emit_red_tile(L *l, LLVMValueRef body)
     }
 out:
     free(addr);
+    free(raddr);
     free(pv);
     free(pi);
-    free(ln.acc);
-    free(ln.ai);
+    lanes_free(&ln);
+    lanes_free(&lb);
     variant_free(&v);
 }
 
@@ -1771,7 +1960,7 @@ static void emit_red_comb(L *l)
     V v;
     lanes ln = { NULL, NULL };
     LLVMValueRef *pv = NULL, *pi = NULL;
-    if (variant_begin(l, &v, "comb") != KF_OK || lanes_alloc(l, &ln) != KF_OK)
+    if (variant_begin(l, &v, "comb") != KF_OK || lanes_alloc(l, &ln, KF_CG_BLOCK) != KF_OK)
         goto out;
     pv = calloc((size_t)k->nouts + 1, sizeof *pv);
     pi = calloc((size_t)k->nouts + 1, sizeof *pi);
@@ -1795,7 +1984,7 @@ static void emit_red_comb(L *l)
     for (int j = 0; j < k->nouts; j++)
         if (ln.acc[j])
             v.base[k->nargs + j] = addr_of(l, &v, k->nargs + j, kept_mask(l), NULL);
-    lanes_init(l, &ln);
+    lanes_init(l, &ln, c64(l, KF_CG_BLOCK));
     LLVMValueRef row = LLVMBuildMul(l->b, o, ntiles, "row");
     loop lt;
     LLVMValueRef t0 = loop_open(l, &lt, c64(l, 0), ntiles, "t0");
@@ -1812,15 +2001,8 @@ static void emit_red_comb(L *l)
         }
     loop_close(l, &lj, c64(l, 1));
     loop_close(l, &lt, c64(l, KF_CG_BLOCK));
-    lanes_tree(l, &ln);
-    LLVMValueRef zero = c64(l, 0);
-    for (int j = 0; j < k->nouts; j++)
-        if (ln.acc[j]) {
-            red r = red_of(l, j);
-            red_store(l, &v, j, LLVMBuildLoad2(l->b, r.acc, lane_ptr(l, r.acc, ln.acc[j], zero), ""),
-                      ln.ai[j] ? LLVMBuildLoad2(l->b, l->i64, lane_ptr(l, l->i64, ln.ai[j], zero), "") : NULL, Ln,
-                      v.base[k->nargs + j]);
-        }
+    lanes_tree(l, &ln, 1, NULL);
+    lanes_store(l, &v, &ln, c64(l, 0), Ln, NULL, NULL);
     loop_close(l, &lo, c64(l, 1));
     {
         char entry[KF_CG_NAME_MAX];
@@ -1830,8 +2012,7 @@ static void emit_red_comb(L *l)
 out:
     free(pv);
     free(pi);
-    free(ln.acc);
-    free(ln.ai);
+    lanes_free(&ln);
     variant_free(&v);
 }
 
