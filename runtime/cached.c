@@ -57,7 +57,9 @@ kf_status kf_rt_cache_open(kf_context *ctx, const kf_context_options *opts)
         /* no key material known for this backend: compile every time */
         memset(&rc->target, 0, sizeof rc->target);
         rc->target.backend = ctx->info.backend;
-        rc->target.lang = ctx->info.backend == KF_BACKEND_CUDA ? KF_TARGET_CUDA : KF_TARGET_OPENCL;
+        rc->target.lang = ctx->info.backend == KF_BACKEND_CUDA  ? KF_TARGET_CUDA
+                          : ctx->info.backend == KF_BACKEND_CPU ? KF_TARGET_LLVM
+                                                                : KF_TARGET_OPENCL;
         kf_fuse_options_default(&rc->target.fuse);
     }
     target_variant(rc);

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "codegen.h"
 #include "cpu.h"
 #include "kfsample.h"
 #include "randgraph.h"
@@ -602,6 +603,7 @@ static void test_determinism(void)
     kf_program *p = compile_text(ctx, "kfuse 1\ngraph s(x: f32[n]) -> (t, m, a) {\n  t = sum x\n  m = mean x\n"
                                       "  a = argmax x\n}\n");
     kf_program *rows = compile_text(ctx, "kfuse 1\ngraph r(x: f32[m, k]) -> (t) {\n  t = sum x, axes=[1]\n}\n");
+    kf_program *cols = compile_text(ctx, "kfuse 1\ngraph c(x: f32[m, k]) -> (t) {\n  t = sum x, axes=[0]\n}\n");
     static const int64_t lens[] = { 1, 63, 65, 4095, 4097, 1 << 20, (1 << 21) + 13 };
     float *x = malloc(((size_t)(1 << 21) + 13) * sizeof *x);
     uint64_t h = 88172645463325252ull;
@@ -654,9 +656,33 @@ static void test_determinism(void)
         CHECK_MSG(t && bad == 0, "%d row sums differ from the GPU order on %d threads", bad, th);
         free(t);
     }
+    /* column sums: output blocks folded side by side (tile with two tiles
+     * and comb; seq), each column still in the GPU order */
+    static const int64_t cshapes[][2] = { { 5000, 37 }, { 50, 300 }, { 9000, 5 } };
+    float *col = malloc(9000 * sizeof *col);
+    for (size_t c = 0; cols && x && col && c < sizeof cshapes / sizeof cshapes[0]; c++) {
+        int64_t mm = cshapes[c][0], kk = cshapes[c][1];
+        for (int th = 7; th >= 1; th = th == 7 ? 2 : th - 1) {
+            kf_cpu_tune(ctx->dev, th, 0);
+            kf_status sync;
+            float *t = run1(ctx, cols, KF_F32, x, 2, cshapes[c], (size_t)kk * 4, &sync);
+            int bad = 0;
+            for (int64_t j = 0; t && j < kk; j++) {
+                for (int64_t i = 0; i < mm; i++)
+                    col[i] = x[i * kk + j];
+                float want = gpu_order_sum(col, mm);
+                bad += memcmp(&t[j], &want, 4) != 0;
+            }
+            CHECK_MSG(t && bad == 0, "%d of %lld column sums of [%lld,%lld] differ from the GPU order on %d threads",
+                      bad, (long long)kk, (long long)mm, (long long)kk, th);
+            free(t);
+        }
+    }
+    free(col);
     free(x);
     kf_program_free(p);
     kf_program_free(rows);
+    kf_program_free(cols);
     kf_context_destroy(ctx);
 }
 
@@ -858,6 +884,57 @@ static void test_vecmath(void)
     kf_context_destroy(ctx);
 }
 
+/* The LLVM text is the cache's source: the same plan gives the same bytes
+ * (twice in one process here; fusec_cli and the cache tests across
+ * processes), and every kernel name of the ABI is in it. */
+static void test_emit(void)
+{
+    for (int gi = 0; gi < 12; gi++) {
+        kf_graph *g = kf_rg_graph("emit", 777 + (uint64_t)gi, NULL);
+        kf_pipeline p;
+        if (!g || kf_fuse(g, NULL, NULL, &p) != KF_OK) {
+            kf_graph_free(g);
+            continue;
+        }
+        kf_strbuf a = KF_STRBUF_INIT, b = KF_STRBUF_INIT;
+        char err[256];
+        CHECK_STATUS(kf_cg_emit(p.plan, KF_TARGET_LLVM, NULL, &a, err, sizeof err), KF_OK);
+        CHECK_STATUS(kf_cg_emit_llvm(p.plan, NULL, &b, err, sizeof err), KF_OK);
+        CHECK(a.len > 0 && a.len == b.len && memcmp(kf_sb_str(&a), kf_sb_str(&b), a.len) == 0);
+        for (int k = 0; k < p.plan->nkernels; k++) {
+            kf_cg_kabi abi;
+            CHECK_STATUS(kf_cg_kernel_abi(p.plan, k, &abi, err, sizeof err), KF_OK);
+            for (int v = 0; v < KF_CG_VARIANT_COUNT; v++) {
+                char name[KF_CG_NAME_MAX], def[KF_CG_NAME_MAX + 32], alias[KF_CG_NAME_MAX + 32];
+                kf_cg_entry_name(&abi, (kf_cg_variant)v, name, sizeof name);
+                snprintf(def, sizeof def, "@%s(", name);          /* a function */
+                snprintf(alias, sizeof alias, "@%s = alias", name); /* c32, s32 */
+                if (name[0])
+                    CHECK_MSG(strstr(kf_sb_str(&a), def) || strstr(kf_sb_str(&a), alias), "no entry point %s", name);
+            }
+        }
+        kf_sb_free(&a);
+        kf_sb_free(&b);
+        kf_pipeline_clear(&p);
+        kf_graph_free(g);
+    }
+    /* a device without f64 (test hook of the runtime) fails clearly */
+    kf_module *m = NULL;
+    static const char src[] = "kfuse 1\ngraph d(x: f64[n]) -> (y) {\n  y = add x, x\n}\n";
+    kf_module_parse(src, strlen(src), "emit", NULL, &m);
+    kf_pipeline p;
+    if (m && kf_fuse(kf_module_graph(m, 0), NULL, NULL, &p) == KF_OK) {
+        kf_strbuf a = KF_STRBUF_INIT;
+        char err[256];
+        kf_cg_caps caps = { false, true };
+        CHECK_STATUS(kf_cg_emit(p.plan, KF_TARGET_LLVM, &caps, &a, err, sizeof err), KF_ERR_UNSUPPORTED);
+        CHECK_CONTAINS(err, "f64");
+        kf_sb_free(&a);
+        kf_pipeline_clear(&p);
+    }
+    kf_module_free(m);
+}
+
 /* Random graphs (tests/randgraph.c) with special values, several sizes,
  * against the interpreter, and bit for bit across 1, 2 and 7 threads. */
 static void test_random(int count)
@@ -965,6 +1042,7 @@ int main(int argc, char **argv)
     const char *env = getenv("KFUSE_TEST_RANDOM");
     int nrandom = argc > 1 ? atoi(argv[1]) : env ? atoi(env) : 60;
     test_vtable();
+    test_emit();
     test_determinism();
     test_int_edges();
     test_take();

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* How long a process waits for another one compiling the same kernel. */
 enum { CLAIM_WAIT_MS = 120000 };
@@ -82,7 +83,8 @@ kf_status kf_cache_new(const kf_cache_config *cfg, kf_backend backend, kf_cache 
         if (s != KF_OK) {
             c->store = NULL;
             /* ro with nothing to read is what a fresh machine looks like */
-            if (!(set->mode == KF_CACHE_RO && strstr(msg, "there is no cache database")))
+            bool nothing = strstr(msg, "there is no cache database") || access(set->dir, F_OK) != 0;
+            if (!(set->mode == KF_CACHE_RO && nothing))
                 kf_cache_warn(c, "cache: %s; running with the in-memory cache only", msg);
         }
     }

@@ -80,8 +80,8 @@ static const char drop_sql[] = "DROP TABLE IF EXISTS entry; DROP TABLE IF EXISTS
 /* Statements kept prepared (the hit path). */
 enum { Q_GET, Q_TOUCH, Q_EXISTS, Q_COUNT };
 static const char *const query_sql[Q_COUNT] = {
-    [Q_GET] = "SELECT e.id, e.format, e.kfuse, e.backend, e.target, e.compiler, e.options, e.blob_len,"
-              " e.blob_hash, e.name, p.source, p.blob FROM entry e JOIN payload p ON p.id = e.id WHERE e.key = ?1",
+    [Q_GET] = ("SELECT e.id, e.format, e.kfuse, e.backend, e.target, e.compiler, e.options, e.blob_len,"
+               " e.blob_hash, e.name, p.source, p.blob FROM entry e JOIN payload p ON p.id = e.id WHERE e.key = ?1"),
     [Q_TOUCH] = "UPDATE entry SET last_used = ?1, hits = hits + 1 WHERE id = ?2",
     [Q_EXISTS] = "SELECT id FROM entry WHERE key = ?1",
 };
@@ -1090,10 +1090,14 @@ void kf_store_close(kf_store *s)
     if (!s)
         return;
     pthread_mutex_lock(&s->lock);
-    if (s->dirty && !s->ro && !s->broken && s->db && begin(s) == SQLITE_OK) {
-        int rc = flush_counts(s);
-        if (end_tx(s, rc) == SQLITE_OK)
-            flushed(s);
+    if (s->dirty && !s->ro && !s->broken && s->db) {
+        /* counters are worth a short wait, not a slow exit */
+        sqlite3_busy_timeout(s->db, s->busy_ms < 200 ? s->busy_ms : 200);
+        if (begin(s) == SQLITE_OK) {
+            int rc = flush_counts(s);
+            if (end_tx(s, rc) == SQLITE_OK)
+                flushed(s);
+        }
     }
     disconnect(s);
     pthread_mutex_unlock(&s->lock);

@@ -418,7 +418,9 @@ static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
         kf_sb_printf(o, "%s(%s, %s)", fn, a[0], a[1]);
         break;
     case KF_OP_MIN: case KF_OP_MAX:
-        if (fl) {
+        if (x->args[0] == x->args[1]) {   /* min(x, x) is x, NaN included */
+            kf_sb_puts(o, a[0]);
+        } else if (fl) {
             bool mn = op == KF_OP_MIN;
             use(e, (mn ? H_FMIN32 : H_FMAX32) + p);
             kf_sb_printf(o, "kf_f%s_%s(%s, %s)", mn ? "min" : "max", p ? "f64" : "f32", a[0], a[1]);
@@ -442,14 +444,29 @@ static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
         kf_sb_printf(o, "((%s)(%s %s %s))", T, a[0], c, a[1]);
         break;
     }
-    case KF_OP_SHL: /* shifts by < 0 or >= width give 0 */
-        kf_sb_printf(o, "(%s%s%s >= %u ? (%s)0 : (%s)((%s)%s << %s))", sg ? a[1] : "", sg ? " < 0 || " : "", a[1], bits,
-                     T, T, U, a[0], a[1]);
+    case KF_OP_SHL: case KF_OP_SHR: {
+        /* shifts by < 0 or >= width give 0; shr is arithmetic for signed
+         * dtypes; a literal amount is checked here */
+        const kf_irnode *b = &e->g->nodes[x->args[1]];
+        bool lit = b->op == KF_OP_CONST;
+        bool out = lit && (sg ? (b->lit.i < 0 || b->lit.i >= (int64_t)bits) : b->lit.u >= bits);
+        kf_strbuf sh = KF_STRBUF_INIT;
+        if (op == KF_OP_SHL)
+            kf_sb_printf(&sh, "(%s)((%s)%s << %s)", T, U, a[0], a[1]);
+        else
+            kf_sb_printf(&sh, "(%s)(%s >> %s)", T, a[0], a[1]);
+        if (out)
+            kf_sb_printf(o, "((void)%s, (%s)0)", a[0], T);   /* keeps the operand referenced */
+        else if (lit)
+            kf_sb_puts(o, kf_sb_str(&sh));
+        else
+            kf_sb_printf(o, "(%s%s%s >= %u ? (%s)0 : %s)", sg ? a[1] : "", sg ? " < 0 || " : "", a[1], bits, T,
+                         kf_sb_str(&sh));
+        if (kf_sb_failed(&sh))
+            o->oom = true;
+        kf_sb_free(&sh);
         break;
-    case KF_OP_SHR: /* arithmetic for signed dtypes */
-        kf_sb_printf(o, "(%s%s%s >= %u ? (%s)0 : (%s)(%s >> %s))", sg ? a[1] : "", sg ? " < 0 || " : "", a[1], bits, T,
-                     T, a[0], a[1]);
-        break;
+    }
     case KF_OP_SELECT: kf_sb_printf(o, "(%s ? %s : %s)", a[0], a[1], a[2]); break;
     case KF_OP_FMA: kf_sb_printf(o, "%s(%s, %s, %s)", fn, a[0], a[1], a[2]); break;
     case KF_OP_CLAMP: /* min(max(x, lo), hi) */
@@ -458,6 +475,12 @@ static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
             use(e, H_FMAX32 + p);
             const char *pp = p ? "f64" : "f32";
             kf_sb_printf(o, "kf_fmin_%s(kf_fmax_%s(%s, %s), %s)", pp, pp, a[0], a[1], a[2]);
+        } else if (x->args[1] == x->args[2]) {   /* min(max(x, l), l) = l */
+            kf_sb_printf(o, "((void)%s, %s)", a[0], a[1]);
+        } else if (x->args[0] == x->args[2]) {   /* min(max(x, l), x) = x */
+            kf_sb_printf(o, "((void)%s, %s)", a[1], a[0]);
+        } else if (x->args[0] == x->args[1]) {   /* min(x, h) */
+            kf_sb_printf(o, "(%s < %s ? %s : %s)", a[0], a[2], a[0], a[2]);
         } else {
             kf_sb_printf(o, "((%s > %s ? %s : %s) < %s ? (%s > %s ? %s : %s) : %s)", a[0], a[1], a[0], a[1], a[2], a[0],
                          a[1], a[0], a[1], a[2]);

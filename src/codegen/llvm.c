@@ -1591,13 +1591,37 @@ static void lanes_tree(L *l, lanes *ln, unsigned width, LLVMValueRef cnt)
 
 /* -- Output blocks ---------------------------------------------------------------------
  * Each output's fold order is fixed (the GPU's), but nothing orders one
- * output against another: a block of RED_OBLOCK outputs that are
+ * output against another: a block of up to RED_OBLOCK outputs that are
  * neighbours in the innermost kept dim can be folded side by side, the
  * same element of each per step.  Where that dim is the more contiguous
  * one (column sums), the inner loop over the block then reads consecutive
  * memory and vectorises; the bits of every output stay the same. */
 
-enum { RED_OBLOCK = 64 };
+enum { RED_OBLOCK = 64, RED_LANES_BYTES = 128 * 1024 };
+
+/* Bytes of one lane of every reduction of the kernel (accumulator and index). */
+static unsigned lane_bytes(const L *l)
+{
+    unsigned s = 0;
+    for (int j = 0; j < l->ki->k->nouts; j++)
+        if (is_red(l, l->ki->k->outs[j])) {
+            red r = red_of(l, j);
+            s += (unsigned)kf_cg_red_acc_size(r.op, r.t) + (r.arg ? 8u : 0u);
+        }
+    return s;
+}
+
+/* Outputs per block of the tile variant: its lanes (KF_CG_BLOCK per
+ * output) are on the stack of whichever thread runs the launch, the
+ * caller's included, so they stay within RED_LANES_BYTES; 0: no blocks. */
+static unsigned tile_block(const L *l)
+{
+    unsigned s = lane_bytes(l);
+    for (unsigned b = RED_OBLOCK; b >= 16; b /= 4)
+        if ((size_t)KF_CG_BLOCK * b * s <= RED_LANES_BYTES)
+            return b;
+    return 0;
+}
 
 /* The innermost kept dim that is not a literal 1, or -1. */
 static int kin_dim(const L *l)
@@ -1610,16 +1634,18 @@ static int kin_dim(const L *l)
 
 typedef struct oblock {
     int kin;
+    unsigned B;                      /* outputs per block */
     LLVMValueRef Mk, nblk, blocks;   /* size of dim kin, blocks per row of it, blocks */
     LLVMValueRef ck0, cnt, first;    /* of the current block: kin coordinate, outputs, first output */
 } oblock;
 
-static void oblock_sizes(L *l, V *v, int kin, LLVMValueRef M, oblock *ob)
+static void oblock_sizes(L *l, V *v, int kin, unsigned B, LLVMValueRef M, oblock *ob)
 {
     ob->kin = kin;
+    ob->B = B;
     ob->Mk = v->D[kin];
     LLVMValueRef mo = LLVMBuildUDiv(l->b, M, umax(l, ob->Mk, c64(l, 1)), "");
-    ob->nblk = LLVMBuildUDiv(l->b, LLVMBuildAdd(l->b, ob->Mk, c64(l, RED_OBLOCK - 1), ""), c64(l, RED_OBLOCK), "nblk");
+    ob->nblk = LLVMBuildUDiv(l->b, LLVMBuildAdd(l->b, ob->Mk, c64(l, B - 1), ""), c64(l, B), "nblk");
     ob->blocks = LLVMBuildMul(l->b, mo, ob->nblk, "blocks");
 }
 
@@ -1629,8 +1655,8 @@ static void oblock_enter(L *l, V *v, oblock *ob, LLVMValueRef blk)
 {
     LLVMValueRef nb = umax(l, ob->nblk, c64(l, 1));
     LLVMValueRef oo = LLVMBuildUDiv(l->b, blk, nb, "");
-    ob->ck0 = LLVMBuildMul(l->b, LLVMBuildURem(l->b, blk, nb, ""), c64(l, RED_OBLOCK), "ck0");
-    ob->cnt = umin(l, LLVMBuildSub(l->b, ob->Mk, ob->ck0, ""), c64(l, RED_OBLOCK));
+    ob->ck0 = LLVMBuildMul(l->b, LLVMBuildURem(l->b, blk, nb, ""), c64(l, ob->B), "ck0");
+    ob->cnt = umin(l, LLVMBuildSub(l->b, ob->Mk, ob->ck0, ""), c64(l, ob->B));
     ob->first = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, oo, ob->Mk, ""), ob->ck0, "first");
     kept_point(l, v, ob->first);
 }
@@ -1716,7 +1742,7 @@ static void emit_red_seq(L *l, LLVMValueRef body)
     sizes_ML(l, &v, &M, &Ln);
     if (kin >= 0) {
         oblock ob;
-        oblock_sizes(l, &v, kin, M, &ob);
+        oblock_sizes(l, &v, kin, RED_OBLOCK, M, &ob);
         units = ob.blocks;
         variant_units(l, &v, units);
         loop lw, lr, lb, ls;
@@ -1826,12 +1852,13 @@ static void emit_red_tile(L *l, LLVMValueRef body)
     for (int d = R - 1; d >= 0 && rin < 0; d--)
         if (k->axes & (1u << d))
             rin = d;
-    bool blocks = kin >= 0 && a0 >= 0 && rin >= 0;
+    unsigned B = tile_block(l);
+    bool blocks = kin >= 0 && a0 >= 0 && rin >= 0 && B > 0;
     V v;
     lanes ln = { NULL, NULL }, lb = { NULL, NULL };
     LLVMValueRef *addr = NULL, *raddr = NULL, *pv = NULL, *pi = NULL;
     if (variant_begin(l, &v, "tile") != KF_OK || lanes_alloc(l, &ln, KF_CG_BLOCK) != KF_OK ||
-        (blocks && lanes_alloc(l, &lb, KF_CG_BLOCK * RED_OBLOCK) != KF_OK))
+        (blocks && lanes_alloc(l, &lb, KF_CG_BLOCK * B) != KF_OK))
         goto out;
     addr = calloc((size_t)l->ki->nb + 1, sizeof *addr);
     raddr = calloc((size_t)l->ki->nb + 1, sizeof *raddr);
@@ -1848,7 +1875,7 @@ static void emit_red_tile(L *l, LLVMValueRef body)
     LLVMValueRef units = LLVMBuildMul(l->b, M, ntiles, "units"), use_block = NULL;
     oblock ob;
     if (blocks) {
-        oblock_sizes(l, &v, kin, M, &ob);
+        oblock_sizes(l, &v, kin, B, M, &ob);
         LLVMValueRef sk = buf_dim(l, a0, kin) ? iabs(l, v.st[a0 * R + kin]) : c64(l, 0);
         LLVMValueRef sr = buf_dim(l, a0, rin) ? iabs(l, v.st[a0 * R + rin]) : c64(l, 0);
         use_block = LLVMBuildAnd(l->b, LLVMBuildICmp(l->b, LLVMIntULT, sk, sr, ""),
@@ -1868,7 +1895,7 @@ static void emit_red_tile(L *l, LLVMValueRef body)
         LLVMValueRef w = loop_open(l, &lw, w0, w1, "bw");
         LLVMValueRef tile = LLVMBuildURem(l->b, w, ntiles, "tile");
         oblock_enter(l, &v, &ob, LLVMBuildUDiv(l->b, w, ntiles, ""));
-        lanes_init(l, &lb, c64(l, KF_CG_BLOCK * RED_OBLOCK));
+        lanes_init(l, &lb, c64(l, (long long)KF_CG_BLOCK * B));
         LLVMValueRef rbase = LLVMBuildMul(l->b, tile, c64(l, KF_CG_TILE_ELEMS), "rbase");
         LLVMValueRef lim = umin(l, LLVMBuildSub(l->b, Ln, rbase, ""), c64(l, KF_CG_TILE_ELEMS));
         LLVMValueRef kk = loop_open(l, &lk, c64(l, 0), lim, "kk");
@@ -1877,12 +1904,12 @@ static void emit_red_tile(L *l, LLVMValueRef body)
         LLVMValueRef ri = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, rbase, kk, ""), lane, "ri");
         oblock_element(l, &v, ri, raddr);
         LLVMValueRef bo = loop_open(l, &lo, c64(l, 0), ob.cnt, "bo");
-        LLVMValueRef slot = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, lane, c64(l, RED_OBLOCK), ""), bo, "");
+        LLVMValueRef slot = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, lane, c64(l, B), ""), bo, "");
         lanes_fold_result(l, &lb, oblock_visit(l, &v, &ob, body, raddr, bo, addr), slot, ri);
         loop_close(l, &lo, c64(l, 1));
         loop_close(l, &lj, c64(l, 1));
         loop_close(l, &lk, c64(l, KF_CG_BLOCK));
-        lanes_tree(l, &lb, RED_OBLOCK, ob.cnt);
+        lanes_tree(l, &lb, B, ob.cnt);
         LLVMValueRef one = LLVMBuildICmp(l->b, LLVMIntEQ, ntiles, c64(l, 1), "");
         bo = loop_open(l, &lf, c64(l, 0), ob.cnt, "fin");
         LLVMBasicBlockRef fin = LLVMAppendBasicBlockInContext(l->cx, v.fn, "b.final");
