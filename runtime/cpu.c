@@ -502,9 +502,9 @@ static kf_status cpu_open(int index, void **dev, kf_device_info *info, kf_rt_err
     }
     memset(info, 0, sizeof *info);
     info->backend = KF_BACKEND_CPU;
-    snprintf(info->name, sizeof info->name, "%s (%d thread%s)", d->host.cpu, threads, threads == 1 ? "" : "s");
-    snprintf(info->arch, sizeof info->arch, "%s", d->host.triple);
-    snprintf(info->driver, sizeof info->driver, "LLVM %s", d->host.llvm_version);
+    snprintf(info->name, sizeof info->name, "%.100s (%d thread%s)", d->host.cpu, threads, threads == 1 ? "" : "s");
+    snprintf(info->arch, sizeof info->arch, "%.63s", d->host.triple);
+    snprintf(info->driver, sizeof info->driver, "LLVM %.50s", d->host.llvm_version);
     long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
     info->memory_bytes = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0;
     info->compute_units = threads;

@@ -159,7 +159,7 @@ static void prep_name(kf_cache_prep *p)
             if (u)
                 *u = 0;
         }
-    snprintf(p->name, sizeof p->name, "%s (%d kernel%s%s%s%s)", plan->g->name, (int)plan->nkernels,
+    snprintf(p->name, sizeof p->name, "%.40s (%d kernel%s%s%.80s%s)", plan->g->name, (int)plan->nkernels,
              plan->nkernels == 1 ? "" : "s", first[0] ? ": " : "", first, plan->nkernels > 1 ? ", ..." : "");
 }
 

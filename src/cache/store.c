@@ -23,7 +23,7 @@
  *   claim whose process is gone (same host) or that is older than 10
  *   minutes is void.
  * - A file that is not a database (or is corrupt) is renamed to
- *   kernels.db.corrupt and recreated, under an flock on kernels.lock and
+ *   kernels.db.corrupt and recreated, under an flock on kernels.db.lock and
  *   only after a fresh connection confirms the damage (another process may
  *   have replaced it already). */
 #define XXH_STATIC_LINKING_ONLY
@@ -337,13 +337,13 @@ static int connect_db(kf_store *s, char *msg, size_t msglen)
     return rc;
 }
 
-/* Under an exclusive flock on kernels.lock: when a fresh connection finds
+/* Under an exclusive flock on kernels.db.lock: when a fresh connection finds
  * the database damaged too, move it to kernels.db.corrupt and start an
  * empty one.  Returns true when it moved something. */
 static bool repair(kf_store *s)
 {
     char lockpath[1200], aside[1200], side[1200];
-    snprintf(lockpath, sizeof lockpath, "%s/kernels.lock", s->dir);
+    snprintf(lockpath, sizeof lockpath, "%s.lock", s->path);
     int fd = open(lockpath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0)
         while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
@@ -447,7 +447,7 @@ kf_status kf_store_open(const kf_store_config *cfg, kf_store **out, char *note, 
     int rc = connect_db(s, msg, sizeof msg);
     if (is_corrupt(rc) && !s->ro) {
         char why[600];
-        snprintf(why, sizeof why, "%s", msg);
+        snprintf(why, sizeof why, "%.500s", msg);
         s->broken = false;
         msg[0] = 0;
         if (repair(s))

@@ -1184,7 +1184,7 @@ static void red_init(E *e, const red *r, kf_strbuf *o)
 static void red_fold(E *e, const red *r, const char *acc, const char *ai, const char *v, const char *vi, const char *ind)
 {
     const kf_cg_spell *sp = e->sp;
-    kf_strbuf x = KF_STRBUF_INIT, y = KF_STRBUF_INIT;
+    kf_strbuf x = KF_STRBUF_INIT;
     switch (r->op) {
     case KF_OP_SUM: case KF_OP_MEAN: case KF_OP_PROD: {
         bool add = r->op != KF_OP_PROD;
@@ -1215,10 +1215,9 @@ static void red_fold(E *e, const red *r, const char *acc, const char *ai, const 
         break;
     }
     }
-    if (kf_sb_failed(&x) || kf_sb_failed(&y))
+    if (kf_sb_failed(&x))
         e->o->oom = true;
     kf_sb_free(&x);
-    kf_sb_free(&y);
 }
 
 static void red_decl(E *e, const char *ind)
@@ -1534,10 +1533,7 @@ static void emit_kernel(E *e)
     const kf_cg_kinfo *ki = e->ki;
     const kf_kernel *k = ki->k;
     const kf_graph *g = e->g;
-    kf_strbuf x = KF_STRBUF_INIT;
-    int nops = 0;
-    for (int i = 0; i < k->nnodes; i++)
-        nops++;
+    int nops = k->nnodes;
     P("/* == kernel %d of %s: %s over ", ki->kidx, g->name, k->kind == KF_KERNEL_EW ? "elementwise" : "reduction");
     shape_text(e, e->o, nd(e, k->space));
     if (k->kind == KF_KERNEL_REDUCE) {
@@ -1585,7 +1581,6 @@ static void emit_kernel(E *e)
         emit_red_tile(e);
         emit_red_comb(e);
     }
-    kf_sb_free(&x);
 }
 
 /* -- Helper definitions ------------------------------------------------------------------------ */
