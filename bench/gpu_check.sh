@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine (nothing can be installed there): unpack the carried
-# Debian packages (.deps/: xxhash, the OpenCL ICD loader and headers) into a
+# Debian packages (.deps/: xxhash, SQLite, the OpenCL ICD loader and headers) into a
 # private prefix, register NVIDIA's OpenCL driver, build kfuse with CUDA and
 # OpenCL and run the whole CTest suite.  Output goes to stdout and $OUT.
 # Usage: bash bench/gpu_check.sh [extra ctest args]
@@ -31,6 +31,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 # -Werror is CI's job (Debian's gcc); this machine's compiler differs: show its warnings
 cmake -S . -B build/gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKFUSE_WERROR=OFF \
     -DOpenCL_INCLUDE_DIR=$deps/usr/include -DOpenCL_LIBRARY=$multi/libOpenCL.so.1 \
+    -DSQLite3_INCLUDE_DIR=$deps/usr/include -DSQLite3_LIBRARY=$multi/libsqlite3.so.0 \
     -DCUDAToolkit_ROOT=/usr/local/cuda 2>&1 | tee "$OUT/configure.txt" | grep -E "backend|kfuse|Error" 
 cmake --build build/gpu -j 16 > "$OUT/build.txt" 2>&1 || { tail -20 "$OUT/build.txt"; exit 1; }
 grep -A3 "warning:" "$OUT/build.txt" | head -40

@@ -278,11 +278,12 @@ typedef enum kf_cache_mode {
 
 /* Receives kfuse's warnings (a cache fault that kfuse works around: a
  * refused directory, a corrupt database, a full disk).  At most one per
- * context is delivered; kf_context_stats() counts them all. */
+ * context is delivered, on the thread whose call met the fault;
+ * kf_context_stats() counts them all. */
 typedef void (*kf_warn_fn)(void *user, const char *message);
 
-/* Fields left zero take the environment, then the defaults; a field set
- * here wins over the environment. */
+/* The cache fields left zero take the environment, then the defaults; a
+ * cache field set here wins over the environment (docs/cache.md). */
 typedef struct kf_context_options {
     kf_backend backend;   /* KF_BACKEND_AUTO unless set; env KFUSE_BACKEND overrides AUTO */
     int device;           /* device index within the backend; -1: env KFUSE_DEVICE, else 0 */

@@ -13,6 +13,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
+#include <time.h>
 
 static kf_module *parse(const char *text)
 {
@@ -217,6 +219,111 @@ static void test_keys(void)
     memset(ones, 0xab, 16);
     kf_cache_hex(ones, hex);
     CHECK(strcmp(hex, "abababababababababababababababab") == 0);
+}
+
+/* -- The store on its own: LRU eviction, claims ------------------------------------------- */
+
+static void synthetic_key(kf_cache_key *k, kf_cache_target *t, const char *src)
+{
+    memset(t, 0, sizeof *t);
+    t->backend = KF_BACKEND_OPENCL;
+    snprintf(t->target, sizeof t->target, "unit");
+    kf_cache_key_make(k, t, src, strlen(src));
+}
+
+static bool present(kf_store *s, const kf_cache_key *k)
+{
+    void *b = NULL;
+    size_t n = 0;
+    char msg[600];
+    kf_store_result r = kf_store_get(s, k, &b, &n, msg, sizeof msg);
+    free(b);
+    return r == KF_STORE_HIT;
+}
+
+static void test_store(void)
+{
+    char tmp[256], note[600], msg[600];
+    temp_dir(tmp, sizeof tmp, "store");
+    kf_store *s = NULL, *s2 = NULL;
+    kf_store_config sc = { tmp, false, true, 1 << 20, 0 };
+    CHECK_STATUS(kf_store_open(&sc, &s, note, sizeof note), KF_OK);
+    CHECK_STATUS(kf_store_open(&sc, &s2, note, sizeof note), KF_OK);
+    if (!s || !s2)
+        return;
+    kf_cache_target ta, tb, tc, td;
+    kf_cache_key a, b, c, d;
+    synthetic_key(&a, &ta, "a");
+    synthetic_key(&b, &tb, "b");
+    synthetic_key(&c, &tc, "c");
+    synthetic_key(&d, &td, "d");
+    size_t big = 300 * 1024;
+    char *blob = malloc(big);
+    memset(blob, 7, big);
+    uint64_t ev = 9;
+    CHECK_STATUS(kf_store_put(s, &a, "a", 1, blob, big, 1, &ev, msg, sizeof msg), KF_OK);
+    CHECK(ev == 0);
+    CHECK_STATUS(kf_store_put(s, &b, "b", 1, blob, big, 1, &ev, msg, sizeof msg), KF_OK);
+    CHECK_STATUS(kf_store_put(s, &c, "c", 1, blob, big, 1, &ev, msg, sizeof msg), KF_OK);
+    struct timespec ms = { 0, 5000000 };
+    nanosleep(&ms, NULL); /* last use is in milliseconds */
+    CHECK(ev == 0 && present(s, &a)); /* a is now used more recently than b */
+    CHECK_STATUS(kf_store_put(s, &d, "d", 1, blob, big, 1, &ev, msg, sizeof msg), KF_OK);
+    CHECK_MSG(ev == 1 && !present(s2, &b) && present(s2, &a) && present(s2, &c) && present(s2, &d),
+              "evicted %llu", (unsigned long long)ev);
+    uint64_t n = 0, bytes = 0;
+    CHECK_STATUS(kf_store_totals(s2, &n, &bytes, msg, sizeof msg), KF_OK);
+    CHECK(n == 3 && bytes <= (1 << 20));
+    /* an entry larger than the cap is not stored */
+    char *huge = calloc(1, 2 << 20);
+    CHECK_STATUS(kf_store_put(s, &b, "b", 1, huge, 2 << 20, 1, &ev, msg, sizeof msg), KF_ERR_LIMIT);
+    free(huge);
+
+    /* claims: a live claim makes others wait (here: time out and compile
+     * anyway), its entry ends the wait; a dead process's claim is void */
+    kf_cache_target te;
+    kf_cache_key e;
+    synthetic_key(&e, &te, "e");
+    void *got = NULL;
+    size_t len = 0;
+    CHECK(kf_store_claim(s, &e, 0, &got, &len, msg, sizeof msg) == KF_STORE_CLAIMED);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    CHECK(kf_store_claim(s2, &e, 150, &got, &len, msg, sizeof msg) == KF_STORE_CLAIMED);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double waited = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    CHECK_MSG(waited >= 140, "waited %.0f ms for a live claim", waited);
+    CHECK_STATUS(kf_store_put(s, &e, "e", 1, blob, 4096, 1, NULL, msg, sizeof msg), KF_OK);
+    CHECK(kf_store_claim(s2, &e, 150, &got, &len, msg, sizeof msg) == KF_STORE_HIT && len == 4096);
+    free(got);
+    pid_t child = fork();
+    if (child == 0)
+        _exit(0);
+    waitpid(child, NULL, 0);
+    char db[400], sqlbuf[700], host[256] = "";
+    gethostname(host, sizeof host - 1);
+    snprintf(db, sizeof db, "%s/kernels.db", tmp);
+    sqlite3 *h = NULL;
+    CHECK(sqlite3_open(db, &h) == SQLITE_OK);
+    kf_cache_target tf;
+    kf_cache_key f;
+    synthetic_key(&f, &tf, "f");
+    char hex[33];
+    kf_cache_hex(f.hash, hex);
+    snprintf(sqlbuf, sizeof sqlbuf, "INSERT INTO claim VALUES(x'%s', '%s', %d, %lld)", hex, host, (int)child,
+             (long long)time(NULL) * 1000);
+    CHECK(sqlite3_exec(h, sqlbuf, NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(h);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    CHECK(kf_store_claim(s2, &f, 5000, &got, &len, msg, sizeof msg) == KF_STORE_CLAIMED);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    waited = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    CHECK_MSG(waited < 1000, "waited %.0f ms for a dead process's claim", waited);
+    kf_store_unclaim(s2, &f);
+    free(blob);
+    kf_store_close(s);
+    kf_store_close(s2);
+    rm_rf(tmp);
 }
 
 /* -- The runtime on the OpenCL device ---------------------------------------------------- */
@@ -740,6 +847,7 @@ int main(int argc, char **argv)
         test_settings();
         test_memo();
         test_keys();
+        test_store();
     } else if (!strcmp(what, "runtime")) {
         test_runtime();
     } else if (!strcmp(what, "cuda") && argc > 2) {

@@ -82,7 +82,7 @@ enum { Q_GET, Q_TOUCH, Q_EXISTS, Q_COUNT };
 static const char *const query_sql[Q_COUNT] = {
     [Q_GET] = ("SELECT e.id, e.format, e.kfuse, e.backend, e.target, e.compiler, e.options, e.blob_len,"
                " e.blob_hash, e.name, p.source, p.blob FROM entry e JOIN payload p ON p.id = e.id WHERE e.key = ?1"),
-    [Q_TOUCH] = "UPDATE entry SET last_used = ?1, hits = hits + 1 WHERE id = ?2",
+    [Q_TOUCH] = "UPDATE entry SET last_used = max(last_used, ?1), hits = hits + ?3 WHERE id = ?2",
     [Q_EXISTS] = "SELECT id FROM entry WHERE key = ?1",
 };
 
@@ -100,6 +100,11 @@ struct kf_store {
     int busy_ms;
     kf_store_counts pending[NBACKENDS];
     bool dirty;
+    /* hits not yet written (last use and hit count): written with the next
+     * write, when 64 have gathered, or at close, so a hit writes nothing */
+    int64_t touch_id[64], touch_ms[64], touch_n[64];
+    int ntouch;
+    bool touch_done;         /* written in the open transaction */
     char host[256];
     long pid;
 };
@@ -231,6 +236,7 @@ static int end_tx(kf_store *s, int rc)
         if (rc == SQLITE_OK)
             return SQLITE_OK;
     }
+    s->touch_done = false; /* rolled back: the hits are still to write */
     if (!sqlite3_get_autocommit(s->db))
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
@@ -527,10 +533,15 @@ void kf_store_count(kf_store *s, kf_backend backend, const kf_store_counts *d)
     pthread_mutex_unlock(&s->lock);
 }
 
-/* Inside a write transaction: add the pending counters.  They are cleared
- * by flushed() once the transaction committed. */
+/* Inside a write transaction: write the gathered hits and add the pending
+ * counters.  They are cleared by flushed() once the transaction committed. */
+static int flush_touches(kf_store *s);
+
 static int flush_counts(kf_store *s)
 {
+    int trc = flush_touches(s);
+    if (trc != SQLITE_OK)
+        return trc;
     if (!s->dirty)
         return SQLITE_OK;
     sqlite3_stmt *st = NULL;
@@ -565,10 +576,52 @@ static int flush_counts(kf_store *s)
     return rc;
 }
 
+/* Inside a write transaction: the gathered hits (cleared by flushed()). */
+static int flush_touches(kf_store *s)
+{
+    if (s->touch_done)
+        return SQLITE_OK;
+    int rc = SQLITE_OK;
+    sqlite3_stmt *st = s->ntouch ? query(s, Q_TOUCH) : NULL;
+    if (s->ntouch && !st)
+        return sqlite3_errcode(s->db);
+    for (int i = 0; i < s->ntouch && rc == SQLITE_OK; i++) {
+        sqlite3_bind_int64(st, 1, s->touch_ms[i]);
+        sqlite3_bind_int64(st, 2, s->touch_id[i]);
+        sqlite3_bind_int64(st, 3, s->touch_n[i]);
+        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(s->db);
+        sqlite3_reset(st);
+    }
+    s->touch_done = rc == SQLITE_OK;
+    return rc;
+}
+
+/* The transaction that wrote the pending hits and counters committed. */
 static void flushed(kf_store *s)
 {
     memset(s->pending, 0, sizeof s->pending);
     s->dirty = false;
+    s->ntouch = 0;
+    s->touch_done = false;
+}
+
+/* Write the gathered hits and counters, waiting at most wait_ms for the
+ * database (0: skip when another process is writing). */
+static void flush_pending(kf_store *s, int wait_ms)
+{
+    if ((!s->dirty && !s->ntouch) || s->ro || s->broken || !s->db)
+        return;
+    sqlite3_busy_timeout(s->db, wait_ms);
+    int rc = begin(s);
+    sqlite3_busy_timeout(s->db, s->busy_ms);
+    if (rc != SQLITE_OK)
+        return;
+    rc = flush_counts(s);
+    if (end_tx(s, rc) == SQLITE_OK)
+        flushed(s);
+    else if (is_corrupt(rc))
+        s->broken = true;
+    s->touch_done = false;
 }
 
 /* -- Entries ------------------------------------------------------------------------ */
@@ -638,33 +691,26 @@ static int evict_to(kf_store *s, uint64_t max, int64_t keep, uint64_t *n, uint64
     return rc;
 }
 
-/* Record a hit (last use, hit count) and the pending counters.  Never
- * waits: when another process is writing, the update is skipped (the LRU
- * order is a little less exact), so hits do not queue behind each other. */
-static int touch(kf_store *s, int64_t id)
+/* Record a hit: gathered, written with the next write transaction (never
+ * a write of its own on the hit path). */
+static void touch(kf_store *s, int64_t id)
 {
     if (s->ro)
-        return SQLITE_OK;
-    sqlite3_busy_timeout(s->db, 0);
-    int rc = begin(s);
-    sqlite3_busy_timeout(s->db, s->busy_ms);
-    if (rc != SQLITE_OK)
-        return rc;
-    sqlite3_stmt *st = query(s, Q_TOUCH);
-    if (!st)
-        rc = sqlite3_errcode(s->db);
-    else {
-        sqlite3_bind_int64(st, 1, now_ms());
-        sqlite3_bind_int64(st, 2, id);
-        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(s->db);
-        sqlite3_reset(st);
+        return;
+    int64_t now = now_ms();
+    for (int i = 0; i < s->ntouch; i++)
+        if (s->touch_id[i] == id) {
+            s->touch_ms[i] = now;
+            s->touch_n[i]++;
+            return;
+        }
+    if (s->ntouch == 64)
+        flush_pending(s, 0);
+    if (s->ntouch < 64) {
+        s->touch_id[s->ntouch] = id;
+        s->touch_n[s->ntouch] = 1;
+        s->touch_ms[s->ntouch++] = now;
     }
-    if (rc == SQLITE_OK)
-        rc = flush_counts(s);
-    rc = end_tx(s, rc);
-    if (rc == SQLITE_OK)
-        flushed(s);
-    return rc;
 }
 
 static bool text_eq(sqlite3_stmt *st, int col, const char *want)
@@ -981,9 +1027,10 @@ kf_status kf_store_put(kf_store *s, const kf_cache_key *k, const char *name, int
         return KF_ERR_IO;
     }
     bool present = false;
+    rc = flush_touches(s); /* this process's hits count for the LRU order below */
     sqlite3_stmt *st = query(s, Q_EXISTS);
-    if (!st)
-        rc = sqlite3_errcode(s->db);
+    if (rc != SQLITE_OK || !st)
+        rc = rc != SQLITE_OK ? rc : sqlite3_errcode(s->db);
     else {
         sqlite3_bind_blob(st, 1, k->hash, 16, SQLITE_STATIC);
         rc = sqlite3_step(st);
@@ -1090,15 +1137,8 @@ void kf_store_close(kf_store *s)
     if (!s)
         return;
     pthread_mutex_lock(&s->lock);
-    if (s->dirty && !s->ro && !s->broken && s->db) {
-        /* counters are worth a short wait, not a slow exit */
-        sqlite3_busy_timeout(s->db, s->busy_ms < 200 ? s->busy_ms : 200);
-        if (begin(s) == SQLITE_OK) {
-            int rc = flush_counts(s);
-            if (end_tx(s, rc) == SQLITE_OK)
-                flushed(s);
-        }
-    }
+    /* hits and counters are worth a short wait, not a slow exit */
+    flush_pending(s, s->busy_ms < 200 ? s->busy_ms : 200);
     disconnect(s);
     pthread_mutex_unlock(&s->lock);
     pthread_mutex_destroy(&s->lock);

@@ -414,8 +414,11 @@ static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
         else
             kf_sb_printf(o, "(%s == 0 ? (%s)0 : (%s)(%s %% %s))", a[1], T, T, a[0], a[1]);
         break;
-    case KF_OP_POW: case KF_OP_ATAN2: case KF_OP_HYPOT: case KF_OP_COPYSIGN:
+    case KF_OP_POW: case KF_OP_ATAN2: case KF_OP_HYPOT:
         kf_sb_printf(o, "%s(%s, %s)", fn, a[0], a[1]);
+        break;
+    case KF_OP_COPYSIGN: /* a NaN sign source counts as positive: NaN signs differ between libms */
+        kf_sb_printf(o, "(isnan(%s) ? %s(%s) : %s(%s, %s))", a[1], sp->math[KF_OP_ABS][p], a[0], fn, a[0], a[1]);
         break;
     case KF_OP_MIN: case KF_OP_MAX:
         if (x->args[0] == x->args[1]) {   /* min(x, x) is x, NaN included */

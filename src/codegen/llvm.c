@@ -564,9 +564,11 @@ static LLVMValueRef ew_val(L *l, const kf_irnode *x, LLVMValueRef *a, const char
     case KF_OP_POW: case KF_OP_ATAN2: case KF_OP_HYPOT:
         r = libm(l, kf_op_name(op), T, a, x->nargs);
         break;
-    case KF_OP_COPYSIGN: {
+    case KF_OP_COPYSIGN: { /* a NaN sign source counts as positive, as in docs/ir.md */
         LLVMValueRef args[2] = { a[0], a[1] };
-        r = intrin(l, b, "llvm.copysign", &T, 1, args, 2);
+        LLVMValueRef cs = intrin(l, b, "llvm.copysign", &T, 1, args, 2);
+        LLVMValueRef nan = LLVMBuildFCmp(b, LLVMRealUNO, a[1], a[1], "");
+        r = LLVMBuildSelect(b, nan, intrin1(l, b, "llvm.fabs", a[0]), cs, name);
         break;
     }
     case KF_OP_FMA: r = intrin(l, b, "llvm.fma", &T, 1, a, 3); break;

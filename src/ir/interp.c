@@ -298,7 +298,7 @@ static value int_ew(kf_op op, kf_dtype t, const value *x)
         case KF_OP_MAX: return P##_max(a, b);                                       \
         case KF_OP_ATAN2: return F(atan2)(a, b);                                    \
         case KF_OP_HYPOT: return F(hypot)(a, b);                                    \
-        case KF_OP_COPYSIGN: return F(copysign)(a, b);                              \
+        case KF_OP_COPYSIGN: return isnan(b) ? F(fabs)(a) : F(copysign)(a, b);      \
         case KF_OP_FMA: return F(fma)(a, b, c);                                     \
         case KF_OP_CLAMP: return P##_min(P##_max(a, b), c);                         \
         default: return (T)NAN;                                                     \

@@ -262,7 +262,8 @@ int fusec_build(int argc, char **argv)
         }
         ngraphs += kf_module_num_graphs(mods[f]);
     }
-    build_state b = { .tty = isatty(2) == 1 };
+    /* one device per opencl or cpu target until more are found */
+    build_state b = { .tty = isatty(2) == 1, .total = ngraphs * nt };
     double t0 = now_s();
     kf_store *store = NULL;
     int ntargets = 0;
@@ -285,7 +286,6 @@ int fusec_build(int argc, char **argv)
                     break;
                 }
             }
-            b.total += ngraphs;
             ntargets++;
             rc = build_cuda(t + 5, store, mods, nf, &b);
 #else
@@ -304,14 +304,15 @@ int fusec_build(int argc, char **argv)
             kf_context_info(ctx, &info);
             char label[200];
             snprintf(label, sizeof label, "%s:%d (%s)", t, d, info.name);
-            b.total += ngraphs;
+            if (opened > 0)
+                b.total += ngraphs;
             ntargets++;
             opened++;
             build_context(ctx, label, mods, nf, &b);
             kf_context_destroy(ctx);
         }
         if (opened == 0) {
-            fprintf(stderr, "fusec: %s: %s\n", t, why[0] ? why : "no device");
+            fprintf(stderr, "%sfusec: %s: %s\n", b.tty ? "\r\033[K" : "", t, why[0] ? why : "no device");
             rc = EXIT_USER;
         }
     }
