@@ -20,7 +20,9 @@ export LD_LIBRARY_PATH=$multi:${LD_LIBRARY_PATH:-}
 # search is left alone; this is the machine's set-up, not kfuse's)
 nvcl=$(ldconfig -p | awk '/libnvidia-opencl.so.1/{print $NF; exit}')
 [ -z "$nvcl" ] && nvcl=$(find / -name 'libnvidia-opencl.so.1' 2>/dev/null | head -1)
-if [ -n "$nvcl" ]; then
+if [ -n "$nvcl" ] && grep -qs nvidia-opencl /etc/OpenCL/vendors/*.icd; then
+    echo "NVIDIA OpenCL ICD: already registered ($(grep -ls nvidia-opencl /etc/OpenCL/vendors/*.icd | tr '\n' ' '))"
+elif [ -n "$nvcl" ]; then
     mkdir -p /etc/OpenCL/vendors && echo "$nvcl" > /etc/OpenCL/vendors/nvidia.icd
     echo "NVIDIA OpenCL ICD: $nvcl"
 else
@@ -35,4 +37,5 @@ cmake -S . -B build/gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKFUSE_WERROR=OFF \
     -DCUDAToolkit_ROOT=/usr/local/cuda 2>&1 | tee "$OUT/configure.txt" | grep -E "backend|kfuse|Error" 
 cmake --build build/gpu -j 16 > "$OUT/build.txt" 2>&1 || { tail -20 "$OUT/build.txt"; exit 1; }
 grep -A3 "warning:" "$OUT/build.txt" | head -40
-(cd build/gpu && ctest --output-on-failure -j 4 "$@" 2>&1) | tee "$OUT/ctest.txt" | tail -40
+(cd build/gpu && ctest -V -j 4 "$@" 2>&1) > "$OUT/ctest.txt"
+grep -E "^[0-9]+/[0-9]+ Test|tests passed|graphs \(corpus|correct on|SKIP|CHECK failed" "$OUT/ctest.txt" | head -80

@@ -330,7 +330,7 @@ typedef struct kf_stats {
     uint64_t memory_hits;       /* kf_compile calls served by the in-process plan cache */
     uint64_t disk_hits;         /* ... by the disk cache (loaded, not compiled) */
     uint64_t misses;            /* ... by neither: compiled, or KF_ERR_CACHE_MISS in must-hit mode */
-    uint64_t compiles;          /* device compiler runs (NVRTC, clBuildProgram from source) */
+    uint64_t compiles;          /* device compiler runs (NVRTC, clBuildProgram from source, LLVM) */
     double compile_ms;          /* wall time of those runs */
     uint64_t bytes_read;        /* compiled code loaded from disk */
     uint64_t bytes_written;     /* compiled code stored to disk */
