@@ -95,19 +95,10 @@ static inline bool run_checked(kf_context *ctx, const kf_graph *g)
     bool ok = nin <= 8 && nout <= 8;
     for (int i = 0; ok && i < nin; i++) {
         const kf_irnode *x = &g->nodes[g->inputs[i]];
-        in[i].dtype = (kf_dtype)x->dtype;
-        in[i].rank = x->rank;
-        int64_t n = 1;
-        for (int d = 0; d < x->rank; d++) {
-            in[i].shape[d] = x->dims[d] < 0 ? symval[KF_IR_SYM_INDEX(x->dims[d])] : x->dims[d];
-            n *= in[i].shape[d];
-        }
-        size_t bytes = (size_t)n * kf_dtype_size(in[i].dtype);
-        in[i].data = malloc(bytes + 8);
-        for (int64_t e = 0; e < n; e++)
-            rt_store(in[i].data, in[i].dtype, e, rt_value(&rng, in[i].dtype, 0));
+        int64_t n = rt_fill_input(g, i, symval, &rng, &in[i]);
+        size_t bytes = n < 0 ? 0 : (size_t)n * kf_dtype_size(in[i].dtype);
         kf_buffer *b = NULL;
-        ok = !x->scalar && kf_buffer_alloc(ctx, bytes, &b) == KF_OK && kf_upload(b, 0, in[i].data, bytes, NULL) == KF_OK;
+        ok = n >= 0 && !x->scalar && kf_buffer_alloc(ctx, bytes, &b) == KF_OK && kf_upload(b, 0, in[i].data, bytes, NULL) == KF_OK;
         views[narr++] = kf_view_dense(b, 0, in[i].dtype, in[i].rank, in[i].shape);
     }
     char err[256];

@@ -59,13 +59,6 @@ static bool bind_syms(const kf_graph *g, int64_t size, int64_t *symval)
     return true;
 }
 
-static void node_shape(const kf_graph *g, int32_t n, const int64_t *symval, int64_t *shape)
-{
-    const kf_irnode *x = &g->nodes[n];
-    for (int d = 0; d < x->rank; d++)
-        shape[d] = x->dims[d] < 0 ? symval[KF_IR_SYM_INDEX(x->dims[d])] : x->dims[d];
-}
-
 /* Upload host array h as a dense view, or as a strided view (stride 2 on
  * the last dim, 1-element offset). */
 static kf_status upload_view(kf_context *ctx, const harray *h, bool strided, kf_view *v)
@@ -148,16 +141,8 @@ static void run_case(kf_context *ctx, kf_program *prog, const kf_graph *g, int64
     const void **scalars = calloc((size_t)nin + 1, sizeof *scalars);
     int narr = 0, nsc = 0;
     for (int i = 0; i < nin; i++) {
-        int32_t node = g->inputs[i];
-        const kf_irnode *x = &g->nodes[node];
-        in[i].a.dtype = (kf_dtype)x->dtype;
-        in[i].a.rank = x->rank;
-        node_shape(g, node, symval, in[i].a.shape);
-        in[i].n = shape_numel(in[i].a.shape, x->rank);
-        in[i].a.data = calloc((size_t)in[i].n + 1, kf_dtype_size(in[i].a.dtype));
-        int64_t tl = rt_take_len(g, node, symval);
-        for (int64_t e = 0; e < in[i].n; e++)
-            rt_store(in[i].a.data, in[i].a.dtype, e, rt_value(&rng, in[i].a.dtype, tl));
+        in[i].n = rt_fill_input(g, i, symval, &rng, &in[i].a);
+        CHECK_MSG(in[i].n >= 0, "%s: out of host memory", label);
     }
     kf_host_array *hin = calloc((size_t)nin + 1, sizeof *hin);
     for (int i = 0; i < nin; i++)

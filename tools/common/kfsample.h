@@ -99,6 +99,28 @@ static inline double rt_value(rt_rng *r, kf_dtype t, int64_t take_len)
     return (double)v;
 }
 
+/* Allocate and fill input i of g as a dense host array: shape from symval
+ * (g's symbol order), seeded random values from rng suited to its dtype,
+ * take indices in range.  Returns the element count, or -1 when out of
+ * memory (a->data is then NULL).  Release a->data with free(). */
+static inline int64_t rt_fill_input(const kf_graph *g, int i, const int64_t *symval, rt_rng *rng, kf_host_array *a)
+{
+    const kf_irnode *x = &g->nodes[g->inputs[i]];
+    a->dtype = (kf_dtype)x->dtype;
+    a->rank = x->rank;
+    int64_t n = 1;
+    for (int d = 0; d < x->rank; d++) {
+        a->shape[d] = x->dims[d] < 0 ? symval[KF_IR_SYM_INDEX(x->dims[d])] : x->dims[d];
+        n *= a->shape[d];
+    }
+    if (!(a->data = malloc((size_t)n * kf_dtype_size(a->dtype) + 8)))
+        return -1;
+    int64_t tl = rt_take_len(g, g->inputs[i], symval);
+    for (int64_t e = 0; e < n; e++)
+        rt_store(a->data, a->dtype, e, rt_value(rng, a->dtype, tl));
+    return n;
+}
+
 /* Tolerance of a dtype, relative to the output's largest magnitude. */
 static inline double rt_tol(kf_dtype t)
 {

@@ -339,19 +339,10 @@ static int run_graph(kf_context *ctx, const kf_graph *g, const run_opts *o)
     printf("\n");
     for (int i = 0; i < nin; i++) {
         const kf_irnode *x = &g->nodes[g->inputs[i]];
-        in[i].dtype = (kf_dtype)x->dtype;
-        in[i].rank = x->rank;
-        int64_t n = 1;
-        for (int d = 0; d < x->rank; d++) {
-            in[i].shape[d] = x->dims[d] < 0 ? symval[KF_IR_SYM_INDEX(x->dims[d])] : x->dims[d];
-            n *= in[i].shape[d];
-        }
-        size_t bytes = (size_t)n * kf_dtype_size(in[i].dtype);
-        if (!(in[i].data = malloc(bytes + 1)))
+        int64_t n = rt_fill_input(g, i, symval, &rng, &in[i]);
+        if (n < 0)
             goto oom;
-        int64_t tl = rt_take_len(g, g->inputs[i], symval);
-        for (int64_t e = 0; e < n; e++)
-            rt_store(in[i].data, in[i].dtype, e, rt_value(&rng, in[i].dtype, tl));
+        size_t bytes = (size_t)n * kf_dtype_size(in[i].dtype);
         if (x->scalar) {
             scalars[nsc++] = in[i].data;
             continue;
