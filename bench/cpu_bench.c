@@ -1,7 +1,9 @@
 /* CPU backend benchmark: x+x+x+x+x, gelu, boxplus and dot on float32 arrays
  * of 2^20 and 2^26 elements, as GB/s of array traffic (every input read
  * once, every output written once) and as a fraction of a streaming copy
- * measured in the same run with the same number of threads.
+ * measured in the same run with the same number of threads.  Times are
+ * medians of the repeats (the best is printed beside it); GB/s and the
+ * fraction of copy use the medians.
  * Usage: cpu_bench [--threads T] [--reps R] [--log2 N]...
  * (bench/cpu_bench.py runs NumPy and numexpr on the same expressions.) */
 #define _GNU_SOURCE
@@ -54,7 +56,20 @@ static void *copy_loop(void *arg)
     return NULL;
 }
 
-/* Best of reps: GB/s of bytes read plus bytes written. */
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of t[0..n) (sorts t). */
+static double median(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+}
+
+/* Median of reps: GB/s of bytes read plus bytes written. */
 static double copy_gbs(float *dst, const float *src, size_t n, int threads, int reps)
 {
     pthread_t tid[256];
@@ -67,20 +82,18 @@ static double copy_gbs(float *dst, const float *src, size_t n, int threads, int 
         if (t)
             pthread_create(&tid[t], NULL, copy_loop, &c[t]);
     }
-    double best = 1e30;
+    double times[256];
     for (int r = 0; r < reps; r++) {
         pthread_barrier_wait(&bar);
         double t0 = now_s();
         memcpy(c[0].dst, c[0].src, c[0].n * sizeof(float));
         pthread_barrier_wait(&bar);
-        double dt = now_s() - t0;
-        if (dt < best)
-            best = dt;
+        times[r] = now_s() - t0;
     }
     for (int t = 1; t < threads; t++)
         pthread_join(tid[t], NULL);
     pthread_barrier_destroy(&bar);
-    return 2.0 * (double)n * sizeof(float) / best / 1e9;
+    return 2.0 * (double)n * sizeof(float) / median(times, reps) / 1e9;
 }
 
 int main(int argc, char **argv)
@@ -123,10 +136,11 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("# kfuse CPU backend: %s, %s, %s\n", info.name, info.arch, info.driver);
-    printf("%-8s %10s %8s %9s %9s %8s %10s\n", "expr", "elements", "threads", "ms", "GB/s", "copy", "of copy");
+    printf("%-8s %10s %8s %9s %9s %9s %8s %10s\n", "expr", "elements", "threads", "ms(med)", "ms(best)", "GB/s",
+           "copy", "of copy");
     for (int li = 0; li < nlog; li++) {
         size_t n = (size_t)1 << logs[li];
-        int r = reps > 0 ? reps : logs[li] >= 24 ? 10 : 200;
+        int r = reps > 0 ? (reps < 256 ? reps : 256) : logs[li] >= 24 ? 15 : 200;
         float *h = malloc(n * sizeof *h), *h2 = malloc(n * sizeof *h2);
         if (!h || !h2)
             return 1;
@@ -157,19 +171,18 @@ int main(int argc, char **argv)
             kf_view out = red ? kf_view_dense(bo, 0, KF_F32, 0, NULL) : kf_view_dense(bo, 0, KF_F32, 1, shape);
             kf_run(p, NULL, in, nin, NULL, 0, &out, 1); /* warm up: pages, pool threads */
             kf_stream_sync(ctx, NULL);
-            double best = 1e30;
+            double t[256];
             for (int k = 0; k < r; k++) {
                 double t0 = now_s();
                 kf_run(p, NULL, in, nin, NULL, 0, &out, 1);
                 kf_stream_sync(ctx, NULL);
-                double dt = now_s() - t0;
-                if (dt < best)
-                    best = dt;
+                t[k] = now_s() - t0;
             }
+            double med = median(t, r), best = t[0];
             double bytes = (double)n * 4 * (nin + (red ? 0 : 1));
-            double gbs = bytes / best / 1e9;
-            printf("%-8s %10zu %8d %9.3f %9.2f %8.2f %10.2f\n", kf_graph_name(g), n, threads, best * 1e3, gbs, cbw,
-                   gbs / cbw);
+            double gbs = bytes / med / 1e9;
+            printf("%-8s %10zu %8d %9.3f %9.3f %9.2f %8.2f %10.2f\n", kf_graph_name(g), n, threads, med * 1e3,
+                   best * 1e3, gbs, cbw, gbs / cbw);
             fflush(stdout);
             kf_program_free(p);
         }

@@ -8,20 +8,22 @@ NumPy and numexpr come from PyPI for the benchmark only:
   python3 -m venv /tmp/venv && /tmp/venv/bin/pip install numpy numexpr"""
 import argparse
 import os
+import statistics
 import time
 
 import numpy as np
 import numexpr as ne
 
 
-def best(fn, reps):
+def median(fn, reps):
+    """Median wall time of reps calls, after one warm-up call."""
     fn()
-    t = 1e30
+    ts = []
     for _ in range(reps):
         t0 = time.perf_counter()
         fn()
-        t = min(t, time.perf_counter() - t0)
-    return t
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
 
 
 def main():
@@ -35,12 +37,12 @@ def main():
     print(f"{'expr':8} {'impl':8} {'elements':>10} {'ms':>9} {'GB/s':>8} {'copy':>8} {'of copy':>8}")
     for lg in a.log2 or [20, 26]:
         n = 1 << lg
-        reps = a.reps or (10 if lg >= 24 else 200)
+        reps = a.reps or (15 if lg >= 24 else 200)
         i = np.arange(n, dtype=np.uint64)
         x = (((i * 2654435761) % 2000003) / 2000003.0 * 8 - 4).astype(np.float32)
         y = (((i * 40503) % 1000003) / 1000003.0 * 8 - 4).astype(np.float32)
         o = np.empty_like(x)
-        copy = 2 * 4 * n / best(lambda: np.copyto(o, x), reps) / 1e9
+        copy = 2 * 4 * n / median(lambda: np.copyto(o, x), reps) / 1e9
         cases = {
             "x5": (1, lambda: x + x + x + x + x, "x + x + x + x + x"),
             "gelu": (1, lambda: 0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * (x * x * x)))),
@@ -52,7 +54,7 @@ def main():
         for name, (nin, fn, expr) in cases.items():
             bytes_ = 4 * n * (nin + (0 if name == "dot" else 1))
             for impl, f in (("numpy", fn), ("numexpr", lambda e=expr: ne.evaluate(e, local_dict={"x": x, "y": y}))):
-                t = best(f, reps)
+                t = median(f, reps)
                 gbs = bytes_ / t / 1e9
                 print(f"{name:8} {impl:8} {n:>10} {t * 1e3:9.3f} {gbs:8.2f} {copy:8.2f} {gbs / copy:8.2f}")
 

@@ -149,6 +149,16 @@ static int inject_vecmath(LLVMModuleRef m, const kf_cpu_host *h, vec_map *map, i
         }
     }
     if (n) {
+        /* Some CPUs tune for 256-bit vectors even with AVX-512 (LLVM's
+         * icelake and sapphirerapids models); the vectoriser would then pick
+         * 8 lanes, find no 8-lane variant and call libm once per element.
+         * Ask for the width the variants have. */
+        char width[8];
+        int wl = snprintf(width, sizeof width, "%u", lanes32 * 32);
+        LLVMAttributeRef pw = LLVMCreateStringAttribute(cx, "prefer-vector-width", 19, width, (unsigned)wl);
+        for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+            if (!LLVMIsDeclaration(f))
+                LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, pw);
         /* keep the declarations until the vectoriser has looked for them */
         LLVMValueRef g = LLVMAddGlobal(m, LLVMArrayType(ptr, (unsigned)n), "llvm.compiler.used");
         LLVMSetLinkage(g, LLVMAppendingLinkage);
@@ -288,9 +298,9 @@ kf_status kf_cpu_llvm_host(kf_cpu_host *h, kf_rt_err *err)
     }
     unsigned lanes;
     char isa = host_isa(h, &lanes);
-    char vm[32] = "";
+    char vm[64] = "";
     if (isa)
-        snprintf(vm, sizeof vm, " vecmath=libmvec-%c%u", isa, lanes);
+        snprintf(vm, sizeof vm, " vecmath=libmvec-%c%u prefer-vector-width=%u", isa, lanes, lanes * 32);
     snprintf(h->id, n, "LLVM %s default<O3> %s cpu=%s%s features=%s", h->llvm_version, h->triple, h->cpu, vm,
              h->features);
     LLVMTargetRef t;
