@@ -294,6 +294,11 @@ typedef struct kf_context_options {
                                  * compiled; < 0: compile on a miss; 0: env KFUSE_CACHE_MUST_HIT=1 */
     kf_warn_fn warn;            /* NULL: warnings go to stderr as "kfuse: warning: ..." */
     void *warn_user;            /* passed to warn */
+    /* kf_run_host's pinned staging pool (docs/host.md): slots allocated one
+     * by one as runs need them, never more than staging_slots.  0: env
+     * KFUSE_STAGING ("SLOTSxSIZE", e.g. "4x64M"), else 4 slots of 64 MiB. */
+    int staging_slots;
+    uint64_t staging_slot_bytes;
 } kf_context_options;
 
 typedef struct kf_device_info {
@@ -410,6 +415,67 @@ KF_API int kf_program_num_kernels(const kf_program *p);
  * naming the input, symbol and both sizes, found before anything is queued. */
 KF_API kf_status kf_run(kf_program *p, kf_stream *s, const kf_view *inputs, int ninputs,
                         const void *const *scalars, int nscalars, kf_view *outputs, int noutputs);
+
+/* -- Runtime: host arrays ------------------------------------------------------ */
+
+/* Page-locked ("pinned") host memory of 'bytes' bytes (at least 64-byte
+ * aligned) for ctx's device: copies from and to it run asynchronously at
+ * the bus's full rate, and kf_run_host moves it without staging.  Slow to
+ * allocate (the pages are locked): allocate once and reuse.  CUDA:
+ * cuMemHostAlloc (portable); OpenCL: a mapped CL_MEM_ALLOC_HOST_PTR
+ * buffer; CPU backend: aligned host memory.  Released by kf_host_free or
+ * with the context. */
+KF_API kf_status kf_host_alloc(kf_context *ctx, size_t bytes, void **ptr);
+/* Release memory from kf_host_alloc on ctx (NULL: nothing to do; any other
+ * pointer is KF_ERR_INVALID_ARG).  No queued copy may still use it. */
+KF_API kf_status kf_host_free(kf_context *ctx, void *ptr);
+
+/* How kf_run_host moves host memory that is not from kf_host_alloc. */
+typedef enum kf_staging {
+    KF_STAGING_AUTO = 0,  /* through the pinned staging pool on a GPU; directly on a CPU device */
+    KF_STAGING_ALWAYS,    /* through the pinned staging pool */
+    KF_STAGING_NEVER      /* directly (on a GPU, pageable copies are slow and serialise) */
+} kf_staging;
+
+/* What a kf_run_host did (docs/host.md). */
+typedef struct kf_host_stats {
+    bool chunkable;        /* the graph can run in chunks along 'axis' */
+    char why[256];         /* when not chunkable: why it ran as one chunk */
+    char axis[64];         /* the symbol of the chunked axis; "" when none */
+    int64_t chunks;        /* chunks run (1 when not chunkable or small) */
+    int64_t chunk_elems;   /* length of a chunk along the axis (the last may be shorter) */
+    int streams;           /* streams used */
+    uint64_t staged_bytes; /* bytes copied through the pinned staging pool */
+    uint64_t direct_bytes; /* bytes copied straight from or to the caller's memory */
+    double h2d_gbps, d2h_gbps; /* the context's pinned copy rates (measured once), GB/s */
+} kf_host_stats;
+
+/* Options of kf_run_host; NULL or zero fields take the defaults. */
+typedef struct kf_host_options {
+    int64_t chunk_elems;   /* chunk length along the chunked axis; 0: chosen from the copy rates
+                            * and the kernel time (docs/host.md); capped by a staging slot */
+    int streams;           /* streams in the pipeline, 1 to 16; 0: 3 */
+    kf_staging staging;    /* KF_STAGING_AUTO unless set */
+    kf_host_stats *stats;  /* filled in when not NULL (also on failure, as far as the run got) */
+} kf_host_options;
+
+/* Run p on host arrays and wait for the results.  inputs: one host array
+ * per array input (scalar inputs skipped), any host memory, dense
+ * row-major; scalars as in kf_run.  outputs: one per graph output; a NULL
+ * data is allocated by kfuse (release it with kf_free) and the array's
+ * dtype, rank and shape are filled in, as kf_interpret does; a non-NULL
+ * data must match the output's dtype, rank and shape and is written.
+ * The work is split into chunks along the outputs' leading symbolic
+ * dimension where the graph allows (reductions over that axis are
+ * combined on the host: float sums in double), and the upload, compute
+ * and download of successive chunks overlap on several streams; pageable
+ * memory goes through the context's pinned staging pool, kf_host_alloc'd
+ * memory is copied directly.  docs/host.md gives the rules.  Every check
+ * (counts, NULL data, dtypes, shapes, symbols) happens before anything
+ * runs.  A take index out of range gives KF_ERR_INDEX with every output
+ * written (0 where the index was bad). */
+KF_API kf_status kf_run_host(kf_program *p, const kf_host_array *inputs, int ninputs, const void *const *scalars,
+                             int nscalars, kf_host_array *outputs, int noutputs, const kf_host_options *opts);
 
 #ifdef __cplusplus
 }

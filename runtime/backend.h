@@ -58,6 +58,11 @@ typedef struct kf_backend_ops {
      * and of the fixed options it is given, for cache keys ("nvrtc 13.0
      * -default-device").  Stays valid until close(dev). */
     const char *(*compiler_id)(void *dev);
+    /* Optional (NULL where not implemented): host memory that copy() moves
+     * asynchronously by DMA (page-locked, "pinned"), at least 64-byte
+     * aligned.  host_free takes a pointer host_alloc gave. */
+    kf_status (*host_alloc)(void *dev, size_t bytes, void **ptr, kf_rt_err *err);
+    void (*host_free)(void *dev, void *ptr);
 } kf_backend_ops;
 
 /* The backends built into this library (NULL when not built). */

@@ -46,6 +46,36 @@ kf_status kf_rt_check_view(kf_context *ctx, const kf_view *v, const char *what, 
     return KF_OK;
 }
 
+kf_status kf_rt_bind_shape(kf_context *ctx, const kf_graph *g, const kf_irnode *x, kf_dtype dtype, int rank,
+                           const int64_t *shape, const char *noun, int64_t *symval)
+{
+    if (dtype != (kf_dtype)x->dtype)
+        return kf_rt_fail(ctx, KF_ERR_TYPE, "input '%s': the %s is %s, the graph wants %s", x->name, noun,
+                          kf_dtype_name(dtype), kf_dtype_name((kf_dtype)x->dtype));
+    if (rank != x->rank)
+        return kf_rt_fail(ctx, KF_ERR_SHAPE, "input '%s': the %s has rank %d, the graph wants %d", x->name, noun, rank,
+                          x->rank);
+    for (int d = 0; d < x->rank; d++) {
+        int64_t want = x->dims[d], got = shape[d];
+        if (got < 0)
+            return kf_rt_fail(ctx, KF_ERR_SHAPE, "input '%s': dimension %d is negative (%lld)", x->name, d,
+                              (long long)got);
+        if (want >= 0 && want != got)
+            return kf_rt_fail(ctx, KF_ERR_SHAPE, "input '%s': dimension %d is %lld, the graph wants %lld", x->name, d,
+                              (long long)got, (long long)want);
+        if (want < 0) {
+            int sy = KF_IR_SYM_INDEX(want);
+            if (symval[sy] < 0)
+                symval[sy] = got;
+            else if (symval[sy] != got)
+                return kf_rt_fail(ctx, KF_ERR_SHAPE,
+                                  "symbol '%s' is %lld from an earlier input but %lld in input '%s' (dimension %d)",
+                                  g->syms[sy], (long long)symval[sy], (long long)got, x->name, d);
+        }
+    }
+    return KF_OK;
+}
+
 kf_status kf_rt_bind_inputs(kf_context *ctx, const kf_graph *g, const kf_view *in, int nin, int64_t *symval)
 {
     for (int32_t s = 0; s < g->nsyms; s++)
@@ -59,30 +89,11 @@ kf_status kf_rt_bind_inputs(kf_context *ctx, const kf_graph *g, const kf_view *i
             return kf_rt_fail(ctx, KF_ERR_INVALID_ARG, "graph '%s' takes more array inputs than the %d given", g->name,
                               nin);
         const kf_view *v = &in[k++];
-        if (v->dtype != (kf_dtype)x->dtype)
-            return kf_rt_fail(ctx, KF_ERR_TYPE, "input '%s': the view is %s, the graph wants %s", x->name,
-                              kf_dtype_name(v->dtype), kf_dtype_name((kf_dtype)x->dtype));
-        if (v->rank != x->rank)
-            return kf_rt_fail(ctx, KF_ERR_SHAPE, "input '%s': the view has rank %d, the graph wants %d", x->name,
-                              v->rank, x->rank);
         kf_status st = kf_rt_check_view(ctx, v, "input", x->name);
+        if (st == KF_OK)
+            st = kf_rt_bind_shape(ctx, g, x, v->dtype, v->rank, v->shape, "view", symval);
         if (st != KF_OK)
             return st;
-        for (int d = 0; d < x->rank; d++) {
-            int64_t want = x->dims[d], got = v->shape[d];
-            if (want >= 0 && want != got)
-                return kf_rt_fail(ctx, KF_ERR_SHAPE, "input '%s': dimension %d is %lld, the graph wants %lld",
-                                  x->name, d, (long long)got, (long long)want);
-            if (want < 0) {
-                int sy = KF_IR_SYM_INDEX(want);
-                if (symval[sy] < 0)
-                    symval[sy] = got;
-                else if (symval[sy] != got)
-                    return kf_rt_fail(ctx, KF_ERR_SHAPE,
-                                      "symbol '%s' is %lld from an earlier input but %lld in input '%s' (dimension %d)",
-                                      g->syms[sy], (long long)symval[sy], (long long)got, x->name, d);
-            }
-        }
     }
     if (k != nin)
         return kf_rt_fail(ctx, KF_ERR_INVALID_ARG, "graph '%s' takes %d array inputs, %d were given", g->name, k, nin);

@@ -7,6 +7,11 @@
 
 /* A view's dtype alignment, context and bounds; messages name what/name. */
 kf_status kf_rt_check_view(kf_context *ctx, const kf_view *v, const char *what, const char *name);
+/* Check one array input x's dtype, rank and dims (literal sizes, each
+ * symbol bound to one size) and bind its symbols into symval; messages
+ * call the caller's array 'the <noun>'. */
+kf_status kf_rt_bind_shape(kf_context *ctx, const kf_graph *g, const kf_irnode *x, kf_dtype dtype, int rank,
+                           const int64_t *shape, const char *noun, int64_t *symval);
 /* Check the array inputs against g and bind every symbol they give into
  * symval (g->nsyms entries, -1 when unbound). */
 kf_status kf_rt_bind_inputs(kf_context *ctx, const kf_graph *g, const kf_view *in, int nin, int64_t *symval);

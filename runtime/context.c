@@ -1,6 +1,7 @@
 /* Runtime core: choosing a backend, contexts, per-thread errors, buffers,
  * streams and events.  Programs and runs are in program.c. */
 #include "cached.h"
+#include "host.h"
 #include "runtime.h"
 
 #include <stdarg.h>
@@ -232,6 +233,8 @@ kf_status kf_context_create(const kf_context_options *opts, kf_context **out, ch
             : b == KF_BACKEND_AUTO              ? open_backend(ctx, KF_BACKEND_CUDA, device, why, sizeof why)
                                                 : open_backend(ctx, b, device, why, sizeof why);
     }
+    if (s == KF_OK)
+        s = kf_rt_host_open(ctx, opts, why, sizeof why);
     if (s == KF_OK && kf_rt_cache_open(ctx, opts) != KF_OK) {
         snprintf(why, sizeof why, "out of memory");
         s = KF_ERR_NO_MEMORY;
@@ -253,8 +256,10 @@ kf_status kf_context_create(const kf_context_options *opts, kf_context **out, ch
             snprintf(errbuf, errlen, "%s", why);
         if (ctx) {
             kf_rt_cache_close(ctx);
-            if (ctx->be)
+            if (ctx->be) {
+                kf_rt_host_close(ctx);
                 ctx->be->close(ctx->dev);
+            }
             pthread_mutex_destroy(&ctx->lock);
             free(ctx);
         }
@@ -294,6 +299,7 @@ void kf_context_destroy(kf_context *ctx)
         kf_event_destroy((kf_event *)ctx->events.next);
     while (ctx->buffers.next != &ctx->buffers)
         kf_buffer_free((kf_buffer *)ctx->buffers.next);
+    kf_rt_host_close(ctx);
     ctx->be->close(ctx->dev);
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);

@@ -33,7 +33,7 @@
     X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)                \
     X(cuMemsetD32Async) X(cuLaunchKernel) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)        \
     X(cuStreamWaitEvent) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)           \
-    X(cuEventElapsedTime)
+    X(cuEventElapsedTime) X(cuMemHostAlloc) X(cuMemFreeHost)
 
 /* Looked up but optional: launch() checks argument counts and sizes only
  * where the driver can say what the kernel takes (CUDA 12.4 and later). */
@@ -831,6 +831,35 @@ static void cu_free(void *dev, void *buf)
     leave(d, pushed);
 }
 
+/* Portable: pinned for every context of the process, not only d's. */
+static kf_status cu_host_alloc(void *dev, size_t bytes, void **ptr, kf_rt_err *err)
+{
+    kf_cu_dev *d = dev;
+    if (!ptr) {
+        set_err(err, "cuda host_alloc: null argument");
+        return KF_ERR_INVALID_ARG;
+    }
+    *ptr = NULL;
+    ENTER(d, err, "host_alloc");
+    CUresult r = d->api->cuMemHostAlloc(ptr, bytes ? bytes : 1, CU_MEMHOSTALLOC_PORTABLE);
+    LEAVE(d);
+    if (r != CUDA_SUCCESS) {
+        *ptr = NULL;
+        return cu_fail(d->api, err, r, "cuMemHostAlloc", "%zu bytes", bytes);
+    }
+    return KF_OK;
+}
+
+static void cu_host_free(void *dev, void *ptr)
+{
+    kf_cu_dev *d = dev;
+    bool pushed = false;
+    if (!ptr || enter(d, &pushed) != CUDA_SUCCESS)
+        return;
+    d->api->cuMemFreeHost(ptr);
+    leave(d, pushed);
+}
+
 static kf_status cu_copy(void *dev, kf_rt_copy kind, void *dst, size_t dstoff, const void *src, size_t srcoff,
                          size_t bytes, void *stream, bool sync, kf_rt_err *err)
 {
@@ -1124,6 +1153,8 @@ static const kf_backend_ops kf_cu_ops = {
     .event_sync = cu_event_sync,
     .event_elapsed = cu_event_elapsed,
     .compiler_id = cu_compiler_id,
+    .host_alloc = cu_host_alloc,
+    .host_free = cu_host_free,
 };
 
 const kf_backend_ops *kf_rt_cuda_backend(void) { return &kf_cu_ops; }

@@ -138,6 +138,9 @@ typedef struct ocl_dev {
     bool marker_events;       /* markers carry profiling times */
     char build_options[96];
     char compiler_id[1280];   /* platform, device, driver, options: for cache keys */
+    pthread_mutex_t host_lock; /* guards host */
+    struct ocl_host { void *ptr; cl_mem mem; } *host; /* mapped pinned allocations (host_alloc) */
+    int nhost, hostcap;
 } ocl_dev;
 
 /* A device string (malloc'd, NUL-terminated), or NULL. */
@@ -338,6 +341,10 @@ static void ocl_close(void *dev)
         clFinish(d->queue);
         clReleaseCommandQueue(d->queue);
     }
+    for (int i = 0; i < d->nhost; i++)
+        clReleaseMemObject(d->host[i].mem);
+    free(d->host);
+    pthread_mutex_destroy(&d->host_lock);
     if (d->ctx)
         clReleaseContext(d->ctx);
     free(d);
@@ -362,6 +369,7 @@ static kf_status ocl_open(int index, void **dev, kf_device_info *info, kf_rt_err
     ocl_dev *d = calloc(1, sizeof *d);
     if (!d)
         return ocl_fail(err, KF_ERR_NO_MEMORY, "opencl open: out of memory");
+    pthread_mutex_init(&d->host_lock, NULL);
     d->platform = f.platform;
     d->device = f.device;
     char *ver = ocl_dev_string(f.device, CL_DEVICE_VERSION);
@@ -625,6 +633,72 @@ static void ocl_free(void *dev, void *buf)
     (void)dev;
     if (buf)
         clReleaseMemObject((cl_mem)buf);
+}
+
+/* Pinned host memory the OpenCL way: a buffer the driver allocates in host
+ * memory (CL_MEM_ALLOC_HOST_PTR), mapped once and left mapped; its pointer
+ * is what the copies take.  The cl_mem is kept to unmap and release it. */
+static kf_status ocl_host_alloc(void *dev, size_t bytes, void **ptr, kf_rt_err *err)
+{
+    ocl_dev *d = dev;
+    if (!d || !ptr)
+        return ocl_fail(err, KF_ERR_INVALID_ARG, "opencl host_alloc: a NULL argument");
+    *ptr = NULL;
+    size_t n = bytes ? bytes : 1;
+    cl_int rc;
+    char b[32];
+    cl_mem m = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, n, NULL, &rc);
+    if (!m)
+        return ocl_fail(err, ocl_status(rc) == KF_ERR_NO_MEMORY || rc == CL_INVALID_BUFFER_SIZE ? KF_ERR_NO_MEMORY
+                                                                                              : ocl_status(rc),
+                        "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR, %zu bytes): %s", n, ocl_errname(rc, b, sizeof b));
+    void *p = clEnqueueMapBuffer(d->queue, m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, n, 0, NULL, NULL, &rc);
+    if (!p) {
+        clReleaseMemObject(m);
+        return ocl_clfail(err, "clEnqueueMapBuffer", rc);
+    }
+    pthread_mutex_lock(&d->host_lock);
+    if (d->nhost == d->hostcap) {
+        int cap = d->hostcap ? 2 * d->hostcap : 8;
+        struct ocl_host *grown = realloc(d->host, (size_t)cap * sizeof *grown);
+        if (grown) {
+            d->host = grown;
+            d->hostcap = cap;
+        }
+    }
+    bool kept = d->nhost < d->hostcap;
+    if (kept)
+        d->host[d->nhost++] = (struct ocl_host){ p, m };
+    pthread_mutex_unlock(&d->host_lock);
+    if (!kept) {
+        clEnqueueUnmapMemObject(d->queue, m, p, 0, NULL, NULL);
+        clFinish(d->queue);
+        clReleaseMemObject(m);
+        return ocl_fail(err, KF_ERR_NO_MEMORY, "opencl host_alloc: out of memory");
+    }
+    *ptr = p;
+    return KF_OK;
+}
+
+static void ocl_host_free(void *dev, void *ptr)
+{
+    ocl_dev *d = dev;
+    cl_mem m = NULL;
+    pthread_mutex_lock(&d->host_lock);
+    for (int i = 0; i < d->nhost && !m; i++)
+        if (d->host[i].ptr == ptr) {
+            m = d->host[i].mem;
+            d->host[i] = d->host[--d->nhost];
+        }
+    pthread_mutex_unlock(&d->host_lock);
+    if (!m)
+        return;
+    cl_event ev = NULL;
+    if (clEnqueueUnmapMemObject(d->queue, m, ptr, 0, NULL, &ev) == CL_SUCCESS && ev) {
+        clWaitForEvents(1, &ev);
+        clReleaseEvent(ev);
+    }
+    clReleaseMemObject(m);
 }
 
 static cl_command_queue ocl_queue(ocl_dev *d, void *stream)
@@ -937,6 +1011,8 @@ static const kf_backend_ops ocl_ops = {
     .event_sync = ocl_event_sync,
     .event_elapsed = ocl_event_elapsed,
     .compiler_id = ocl_compiler_id_of,
+    .host_alloc = ocl_host_alloc,
+    .host_free = ocl_host_free,
 };
 
 const kf_backend_ops *kf_rt_opencl_backend(void)

@@ -34,9 +34,17 @@ struct kf_program {
     int ninputs, nscalars; /* array and scalar inputs of the graph */
     kf_memo_entry *shared; /* the plan cache's program whose plan, module and kernels this one
                             * borrows; NULL when it owns them */
+    _Atomic double kernel_rate; /* kf_run_host's measure (host.c) */
 };
 
 int kf_program_num_kernels(const kf_program *p) { return p ? p->nk : 0; }
+const kf_graph *kf_rt_program_graph(const kf_program *p) { return p->plan->g; }
+kf_context *kf_rt_program_context(const kf_program *p) { return p->ctx; }
+double kf_rt_program_kernel_rate(const kf_program *p) { return atomic_load(&p->kernel_rate); }
+void kf_rt_program_set_kernel_rate(kf_program *p, double seconds_per_byte)
+{
+    atomic_store(&p->kernel_rate, seconds_per_byte);
+}
 
 /* Release what p owns (p is on no list). */
 static void program_destroy(kf_program *p)

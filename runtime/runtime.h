@@ -58,7 +58,9 @@ struct kf_context {
     uint64_t tick;
     unsigned hooks;          /* KF_RT_HOOK_*: test-only faults */
     struct kf_rt_cache *cache; /* kernel cache: plan cache, disk store, stats (cached.c) */
+    struct kf_rt_host *host;   /* pinned memory, staging pool, copy rates (staging.c) */
 };
+typedef struct kf_rt_host kf_rt_host;
 
 /* Test hooks (tests/test_runtime.c): break the generated source so the
  * device compiler fails, or hide f64/f16 support as a device without the
@@ -81,5 +83,12 @@ kf_status kf_rt_arena(kf_context *ctx, kf_stream *s, int i, size_t bytes);
 /* The take flag of s, allocated and zeroed on first use.  Caller holds s->lock. */
 kf_status kf_rt_flag(kf_context *ctx, kf_stream *s);
 void kf_rt_program_release(kf_program *p);
+/* The program's optimised graph (its inputs and outputs are the caller's). */
+const kf_graph *kf_rt_program_graph(const kf_program *p);
+kf_context *kf_rt_program_context(const kf_program *p);
+/* Kernel seconds per byte moved that kf_run_host last measured for p (0
+ * before the first measurement). */
+double kf_rt_program_kernel_rate(const kf_program *p);
+void kf_rt_program_set_kernel_rate(kf_program *p, double seconds_per_byte);
 
 #endif /* KF_RUNTIME_H */
