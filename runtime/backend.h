@@ -58,6 +58,11 @@ typedef struct kf_backend_ops {
      * and of the fixed options it is given, for cache keys ("nvrtc 13.0
      * -default-device").  Stays valid until close(dev). */
     const char *(*compiler_id)(void *dev);
+    /* Optional (NULL where not implemented): for a backend whose events are
+     * the host clock, the CLOCK_MONOTONIC time in ns at which a recorded,
+     * completed event was reached.  Traces place device spans with it;
+     * without it they measure event_elapsed from a base event. */
+    kf_status (*event_host_ns)(void *dev, void *event, uint64_t *ns, kf_rt_err *err);
 } kf_backend_ops;
 
 /* The backends built into this library (NULL when not built). */
