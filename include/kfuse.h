@@ -277,7 +277,8 @@ typedef enum kf_cache_mode {
 } kf_cache_mode;
 
 /* Receives kfuse's warnings (a cache fault that kfuse works around: a
- * refused directory, a corrupt database, a full disk).  At most one per
+ * refused directory, a corrupt database, a full disk; a trace file that
+ * cannot be written).  At most one per
  * context is delivered, on the thread whose call met the fault;
  * kf_context_stats() counts them all. */
 typedef void (*kf_warn_fn)(void *user, const char *message);
@@ -299,6 +300,10 @@ typedef struct kf_context_options {
      * KFUSE_STAGING ("SLOTSxSIZE", e.g. "4x64M"), else 4 slots of 64 MiB. */
     int staging_slots;
     uint64_t staging_slot_bytes;
+    const char *trace_path;     /* write a Chrome trace-event JSON file of this context there (docs/trace.md);
+                                 * NULL: env KFUSE_TRACE, else no trace.  A path another context is writing
+                                 * gets "-PID-N" before its ".json".  A file that cannot be written is a
+                                 * warning (see warn), never an error */
 } kf_context_options;
 
 typedef struct kf_device_info {
@@ -326,7 +331,8 @@ KF_API const char *kf_context_error(kf_context *ctx);
 
 /* What the context's compiles did, since it was created.  A kf_compile is
  * answered from memory (an equal graph compiled before in this context),
- * from disk, or by compiling (a miss). */
+ * from disk, or by compiling (a miss).  Then what it queued: runs, kernel
+ * launches, bytes copied, and (while tracing) the kernels' device time. */
 typedef struct kf_stats {
     kf_backend backend;
     kf_cache_mode cache_mode;   /* in effect: KF_CACHE_RW, _RO, or _OFF (memory only, also after a fault) */
@@ -345,6 +351,15 @@ typedef struct kf_stats {
     uint64_t dropped;           /* disk entries found bad (checksum, length, refused by the driver), removed */
     uint64_t warnings;          /* cache faults worked around (only the first was reported) */
     char warning[512];          /* the first warning; "" when none */
+    /* What the context queued, since it was created (counted whether or not it traces): */
+    uint64_t runs;              /* kf_run calls that queued their kernels */
+    uint64_t launches;          /* kernel launches queued (a kernel may take more than one launch) */
+    uint64_t bytes_uploaded;    /* by kf_upload */
+    uint64_t bytes_downloaded;  /* by kf_download */
+    double device_busy_ms;      /* device time of the kernels, summed, measured from events: only while
+                                 * tracing (0 otherwise), and only of kernels whose stream or a later
+                                 * event was synchronised since */
+    char trace_path[1024];      /* the trace file being written; "" when not tracing */
 } kf_stats;
 KF_API kf_status kf_context_stats(kf_context *ctx, kf_stats *out);
 

@@ -63,6 +63,11 @@ typedef struct kf_backend_ops {
      * aligned.  host_free takes a pointer host_alloc gave. */
     kf_status (*host_alloc)(void *dev, size_t bytes, void **ptr, kf_rt_err *err);
     void (*host_free)(void *dev, void *ptr);
+    /* Optional (NULL where not implemented): for a backend whose events are
+     * the host clock, the CLOCK_MONOTONIC time in ns at which a recorded,
+     * completed event was reached.  Traces place device spans with it;
+     * without it they measure event_elapsed from a base event. */
+    kf_status (*event_host_ns)(void *dev, void *event, uint64_t *ns, kf_rt_err *err);
 } kf_backend_ops;
 
 /* The backends built into this library (NULL when not built). */

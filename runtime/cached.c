@@ -3,6 +3,7 @@
  * graph from disk or from the compiler.  kf_context_stats() is here too. */
 #define XXH_STATIC_LINKING_ONLY
 #include "cached.h"
+#include "trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +90,8 @@ void kf_rt_cache_test_target(kf_context *ctx, const char *compiler_extra, const 
 
 const kf_cache_target *kf_rt_cache_target(kf_context *ctx) { return &ctx->cache->target; }
 
+kf_cache *kf_rt_cache_of(kf_context *ctx) { return ctx->cache->c; }
+
 /* -- Plan cache ------------------------------------------------------------------ */
 
 bool kf_rt_cache_key(kf_context *ctx, const kf_graph *g, kf_memo_key *out)
@@ -100,7 +103,9 @@ bool kf_rt_cache_key(kf_context *ctx, const kf_graph *g, kf_memo_key *out)
 
 kf_memo_entry *kf_rt_cache_get(kf_context *ctx, const kf_memo_key *k)
 {
+    uint64_t t0 = kf_trace_begin(ctx);
     kf_memo_entry *e = kf_memo_get(kf_cache_memo(ctx->cache->c), k);
+    kf_trace_end(ctx, t0, "cache lookup (memory)", e ? "hit" : "miss");
     if (e)
         kf_cache_add(ctx->cache->c, KF_CC_MEMORY_HITS, 1);
     return e;
@@ -125,8 +130,15 @@ kf_status kf_rt_cache_prepare(kf_context *ctx, const kf_graph *g, kf_cache_prep 
     }
     *t = ctx->cache->target;
     t->caps = (kf_cg_caps){ ctx->info.fp64, ctx->info.fp16 };
-    kf_status s = kf_cache_prepare(g, t, prep, msg, msglen);
+    uint64_t t0 = kf_trace_begin(ctx);
+    kf_status s = kf_cache_fuse(g, t, prep, msg, msglen);
     free(t);
+    kf_trace_end(ctx, t0, "fusion", kf_graph_name(g));
+    if (s != KF_OK)
+        return s;
+    t0 = kf_trace_begin(ctx);
+    s = kf_cache_emit(prep, msg, msglen);
+    kf_trace_end(ctx, t0, "codegen", kf_graph_name(g));
     if (s != KF_OK)
         return s;
     if (ctx->hooks & KF_RT_HOOK_BREAK_CODEGEN)
@@ -154,9 +166,13 @@ kf_status kf_rt_cache_module(kf_context *ctx, const kf_cache_prep *prep, void **
     err.msg[0] = 0;
     void *bin = NULL;
     size_t len = 0;
+    uint64_t t0 = kf_trace_begin(ctx);
     kf_store_result r = rc->keyed ? kf_cache_fetch(c, &prep->key, &bin, &len) : KF_STORE_MISS;
+    kf_trace_end(ctx, t0, "cache lookup (disk)", r == KF_STORE_HIT ? "hit" : "miss");
     if (r == KF_STORE_HIT) {
+        t0 = kf_trace_begin(ctx);
         kf_status s = ctx->be->load(ctx->dev, bin, len, mod, &err);
+        kf_trace_end(ctx, t0, "module load", prep->name);
         free(bin);
         if (s == KF_OK) {
             kf_cache_add(c, KF_CC_DISK_HITS, 1);
@@ -179,9 +195,11 @@ kf_status kf_rt_cache_module(kf_context *ctx, const kf_cache_prep *prep, void **
                  kf_backend_name(rc->target.backend), rc->target.target);
         return KF_ERR_CACHE_MISS;
     }
-    double t0 = now_ms();
+    double m0 = now_ms();
+    t0 = kf_trace_begin(ctx);
     kf_status s = ctx->be->compile(ctx->dev, kf_sb_str(&prep->src), prep->src.len, &bin, &len, &err);
-    double ms = now_ms() - t0;
+    kf_trace_end(ctx, t0, "compile", prep->name);
+    double ms = now_ms() - m0;
     kf_cache_add(c, KF_CC_COMPILES, 1);
     kf_cache_add_compile_ms(c, ms);
     if (s != KF_OK) {
@@ -190,9 +208,14 @@ kf_status kf_rt_cache_module(kf_context *ctx, const kf_cache_prep *prep, void **
         snprintf(msg, msglen, "%s", err.msg);
         return s;
     }
-    if (rc->keyed)
+    if (rc->keyed) {
+        t0 = kf_trace_begin(ctx);
         kf_cache_put(c, &prep->key, prep->name, prep->plan ? prep->plan->nkernels : 0, bin, len, ms);
+        kf_trace_end(ctx, t0, "cache store", prep->name);
+    }
+    t0 = kf_trace_begin(ctx);
     s = ctx->be->load(ctx->dev, bin, len, mod, &err);
+    kf_trace_end(ctx, t0, "module load", prep->name);
     free(bin);
     if (s != KF_OK)
         snprintf(msg, msglen, "%s", err.msg);
@@ -204,5 +227,11 @@ kf_status kf_context_stats(kf_context *ctx, kf_stats *out)
     if (!ctx || !out)
         return KF_ERR_INVALID_ARG;
     kf_cache_stats(ctx->cache->c, out);
+    out->runs = atomic_load_explicit(&ctx->runs, memory_order_relaxed);
+    out->launches = atomic_load_explicit(&ctx->launches, memory_order_relaxed);
+    out->bytes_uploaded = atomic_load_explicit(&ctx->bytes_up, memory_order_relaxed);
+    out->bytes_downloaded = atomic_load_explicit(&ctx->bytes_down, memory_order_relaxed);
+    if (ctx->trace)
+        kf_trace_stats(ctx->trace, out);
     return KF_OK;
 }

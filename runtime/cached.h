@@ -32,6 +32,9 @@ kf_status kf_rt_cache_prepare(kf_context *ctx, const kf_graph *g, kf_cache_prep 
  * KF_ERR_CACHE_MISS naming the graph and kernel, nothing compiled. */
 kf_status kf_rt_cache_module(kf_context *ctx, const kf_cache_prep *prep, void **mod, char *msg, size_t msglen);
 
+/* The context's cache facade (for kf_cache_warn from the runtime). */
+kf_cache *kf_rt_cache_of(kf_context *ctx);
+
 /* Test hooks: append to the compiler identity and to the options that go
  * into keys, as a compiler upgrade or another option would (not thread
  * safe; tests only). */

@@ -3,6 +3,7 @@
 #include "cached.h"
 #include "host.h"
 #include "runtime.h"
+#include "trace.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -251,6 +252,8 @@ kf_status kf_context_create(const kf_context_options *opts, kf_context **out, ch
             list_init(&d->link);
         }
     }
+    if (s == KF_OK)
+        kf_trace_open(ctx, opts);
     if (s != KF_OK) {
         if (errbuf && errlen)
             snprintf(errbuf, errlen, "%s", why);
@@ -274,6 +277,8 @@ static void stream_release(kf_context *ctx, kf_stream *s)
     kf_rt_err err;
     if (s->h || s == ctx->default_stream)
         ctx->be->stream_sync(ctx->dev, s->h, &err);
+    if (ctx->trace) /* before the pointer can name another stream */
+        kf_trace_resolve(ctx->trace, s, UINT64_MAX);
     for (int i = 0; i < 2; i++)
         if (s->arena[i])
             ctx->be->free(ctx->dev, s->arena[i]);
@@ -289,6 +294,7 @@ void kf_context_destroy(kf_context *ctx)
 {
     if (!ctx)
         return;
+    kf_trace_close(ctx);
     while (ctx->programs.next != &ctx->programs)
         kf_program_free((kf_program *)ctx->programs.next);
     kf_rt_cache_close(ctx); /* memoised programs go while the streams are there */
@@ -396,8 +402,17 @@ kf_status kf_upload(kf_buffer *dst, size_t offset, const void *src, size_t bytes
         return s;
     kf_rt_err err;
     kf_stream *st = kf_rt_stream(ctx, stream);
+    uint64_t t0 = kf_trace_begin(ctx);
+    int span = ctx->trace ? kf_trace_device_begin(ctx->trace, st) : -1;
     s = ctx->be->copy(ctx->dev, KF_COPY_H2D, dst->h, offset, src, 0, bytes, st->h, stream == NULL, &err);
-    return s == KF_OK ? KF_OK : kf_rt_fail(ctx, s, "kf_upload: %s", err.msg);
+    if (ctx->trace) {
+        kf_trace_device_end(ctx->trace, span, st, s == KF_OK, "upload", -1, NULL, bytes);
+        kf_trace_span(ctx->trace, t0, "upload enqueue", NULL);
+    }
+    if (s != KF_OK)
+        return kf_rt_fail(ctx, s, "kf_upload: %s", err.msg);
+    atomic_fetch_add_explicit(&ctx->bytes_up, bytes, memory_order_relaxed);
+    return KF_OK;
 }
 
 kf_status kf_download(void *dst, const kf_buffer *src, size_t offset, size_t bytes, kf_stream *stream)
@@ -410,8 +425,17 @@ kf_status kf_download(void *dst, const kf_buffer *src, size_t offset, size_t byt
         return s;
     kf_rt_err err;
     kf_stream *st = kf_rt_stream(ctx, stream);
+    uint64_t t0 = kf_trace_begin(ctx);
+    int span = ctx->trace ? kf_trace_device_begin(ctx->trace, st) : -1;
     s = ctx->be->copy(ctx->dev, KF_COPY_D2H, dst, 0, src->h, offset, bytes, st->h, stream == NULL, &err);
-    return s == KF_OK ? KF_OK : kf_rt_fail(ctx, s, "kf_download: %s", err.msg);
+    if (ctx->trace) {
+        kf_trace_device_end(ctx->trace, span, st, s == KF_OK, "download", -1, NULL, bytes);
+        kf_trace_span(ctx->trace, t0, "download enqueue", NULL);
+    }
+    if (s != KF_OK)
+        return kf_rt_fail(ctx, s, "kf_download: %s", err.msg);
+    atomic_fetch_add_explicit(&ctx->bytes_down, bytes, memory_order_relaxed);
+    return KF_OK;
 }
 
 /* -- Streams -------------------------------------------------------------------- */
@@ -431,6 +455,7 @@ kf_status kf_stream_create(kf_context *ctx, kf_stream **out)
         return kf_rt_fail(ctx, st, "kf_stream_create: %s", err.msg);
     }
     s->ctx = ctx;
+    s->trace_id = atomic_fetch_add_explicit(&ctx->stream_ids, 1, memory_order_relaxed) + 1;
     pthread_mutex_init(&s->lock, NULL);
     kf_rt_link_add(ctx, &ctx->streams, &s->link);
     *out = s;
@@ -488,7 +513,13 @@ kf_status kf_stream_sync(kf_context *ctx, kf_stream *stream)
         return kf_rt_fail(ctx, KF_ERR_CONTEXT, "kf_stream_sync: the stream belongs to another context");
     kf_stream *s = kf_rt_stream(ctx, stream);
     kf_rt_err err;
+    uint64_t t0 = kf_trace_begin(ctx);
     kf_status st = ctx->be->stream_sync(ctx->dev, s->h, &err);
+    if (ctx->trace) {
+        kf_trace_span(ctx->trace, t0, "stream sync", NULL);
+        if (st == KF_OK)
+            kf_trace_resolve(ctx->trace, s, UINT64_MAX);
+    }
     if (st != KF_OK)
         return kf_rt_fail(ctx, st, "kf_stream_sync: %s", err.msg);
     if (!atomic_exchange(&s->flag_armed, false))
@@ -546,10 +577,15 @@ kf_status kf_event_record(kf_event *e, kf_stream *s)
     if (s && s->ctx != ctx)
         return kf_rt_fail(ctx, KF_ERR_CONTEXT, "kf_event_record: the stream belongs to another context");
     kf_rt_err err;
-    kf_status st = ctx->be->event_record(ctx->dev, e->h, kf_rt_stream(ctx, s)->h, &err);
-    if (st != KF_OK)
-        return kf_rt_fail(ctx, st, "kf_event_record: %s", err.msg);
+    kf_stream *st = kf_rt_stream(ctx, s);
+    kf_status rs = ctx->be->event_record(ctx->dev, e->h, st->h, &err);
+    if (rs != KF_OK)
+        return kf_rt_fail(ctx, rs, "kf_event_record: %s", err.msg);
     e->recorded = true;
+    if (ctx->trace) {
+        e->trace_stream = st;
+        e->trace_seq = kf_trace_seq(ctx->trace);
+    }
     return KF_OK;
 }
 
@@ -573,9 +609,16 @@ kf_status kf_event_sync(kf_event *e)
         return KF_ERR_INVALID_ARG;
     if (!e->recorded)
         return kf_rt_fail(e->ctx, KF_ERR_INVALID_ARG, "kf_event_sync: the event was never recorded");
+    kf_context *ctx = e->ctx;
     kf_rt_err err;
-    kf_status st = e->ctx->be->event_sync(e->ctx->dev, e->h, &err);
-    return st == KF_OK ? KF_OK : kf_rt_fail(e->ctx, st, "kf_event_sync: %s", err.msg);
+    uint64_t t0 = kf_trace_begin(ctx);
+    kf_status st = ctx->be->event_sync(ctx->dev, e->h, &err);
+    if (ctx->trace) {
+        kf_trace_span(ctx->trace, t0, "event sync", NULL);
+        if (st == KF_OK && e->trace_stream)
+            kf_trace_resolve(ctx->trace, e->trace_stream, e->trace_seq);
+    }
+    return st == KF_OK ? KF_OK : kf_rt_fail(ctx, st, "kf_event_sync: %s", err.msg);
 }
 
 kf_status kf_event_elapsed(kf_event *start, kf_event *end, float *ms)

@@ -811,6 +811,17 @@ static kf_status cpu_event_elapsed(void *dev, void *start, void *end, float *ms,
     return KF_OK;
 }
 
+static kf_status cpu_event_host_ns(void *dev, void *event, uint64_t *ns, kf_rt_err *err)
+{
+    if (!dev || !event || !ns)
+        return fail(err, KF_ERR_INVALID_ARG, "cpu event_host_ns: a NULL argument");
+    struct timespec t;
+    kf_status s = event_time(event, "traced", &t, err);
+    if (s == KF_OK)
+        *ns = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+    return s;
+}
+
 /* -- The vtable -------------------------------------------------------------------------------- */
 
 static const kf_backend_ops cpu_ops = {
@@ -839,6 +850,7 @@ static const kf_backend_ops cpu_ops = {
     .stream_wait = cpu_stream_wait,
     .event_sync = cpu_event_sync,
     .event_elapsed = cpu_event_elapsed,
+    .event_host_ns = cpu_event_host_ns,
     .compiler_id = cpu_compiler_id,
 };
 

@@ -6,6 +6,7 @@
 #include "cached.h"
 #include "codegen.h"
 #include "plan.h"
+#include "trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -186,6 +187,7 @@ kf_status kf_compile(kf_context *ctx, const kf_graph *g, kf_program **out)
     if (!p)
         return kf_rt_fail(ctx, KF_ERR_NO_MEMORY, "kf_compile: out of host memory");
     p->ctx = ctx;
+    uint64_t t0 = kf_trace_begin(ctx);
 
     /* An equal graph compiled before on this context: borrow its program,
      * skipping verify, fusion, codegen and the disk cache. */
@@ -231,6 +233,7 @@ kf_status kf_compile(kf_context *ctx, const kf_graph *g, kf_program **out)
         *out = p;
     }
     free(msg);
+    kf_trace_end(ctx, t0, "kf_compile", kf_graph_name(g));
     return s;
 }
 
@@ -295,6 +298,7 @@ kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ni
         return KF_ERR_INVALID_ARG;
     kf_context *ctx = p->ctx;
     const kf_graph *g = p->plan->g;
+    uint64_t t0 = kf_trace_begin(ctx);
     if (stream && stream->ctx != ctx)
         return kf_rt_fail(ctx, KF_ERR_CONTEXT, "kf_run: the stream belongs to another context");
     if (ninputs != p->ninputs || (ninputs && !inputs))
@@ -407,6 +411,7 @@ kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ni
     if (s == KF_OK && !(args = calloc((size_t)maxnb + (size_t)nscalars + 4, sizeof *args)))
         s = kf_rt_fail(ctx, KF_ERR_NO_MEMORY, "kf_run: out of host memory");
     moff = 0;
+    uint64_t launched = 0;
     for (int i = 0; s == KF_OK && i < p->nk; i++) {
         kf_rt_kernel *rk = &p->k[i];
         const kf_kernel *k = &p->plan->kernels[i];
@@ -430,15 +435,24 @@ kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ni
         for (int l = 0; s == KF_OK && l < rs.launch[i].n; l++) {
             const kf_cg_launch *L = &rs.launch[i].l[l];
             kf_rt_err err;
+            int span = ctx->trace ? kf_trace_device_begin(ctx->trace, st) : -1;
             s = ctx->be->launch(ctx->dev, rk->fn[L->variant], L->grid, L->block, args, na, st->h, &err);
+            if (span >= 0)
+                kf_trace_device_end(ctx->trace, span, st, s == KF_OK, g->name, i, L->entry, 0);
             if (s != KF_OK)
                 s = kf_rt_fail(ctx, s, "kf_run: graph '%s': launching %s: %s", g->name, L->entry, err.msg);
+            else
+                launched++;
         }
         if (rk->abi.has_err)
             atomic_store(&st->flag_armed, true);
     }
     if (locked)
         pthread_mutex_unlock(&st->lock);
+    atomic_fetch_add_explicit(&ctx->launches, launched, memory_order_relaxed);
+    if (s == KF_OK)
+        atomic_fetch_add_explicit(&ctx->runs, 1, memory_order_relaxed);
+    kf_trace_end(ctx, t0, "launch enqueue", g->name);
     free(args);
     free(arrays);
     free(stored_views);

@@ -16,6 +16,8 @@ typedef struct kf_rt_link {
 
 #define KF_RT_ERR_SLOTS 64
 
+typedef struct kf_trace kf_trace;
+
 struct kf_buffer {
     kf_rt_link link;
     kf_context *ctx;
@@ -32,6 +34,8 @@ struct kf_stream {
     atomic_bool flag_armed;  /* a take kernel ran since the last sync */
     void *arena[2];          /* scratch: [0] stored intermediates, [1] reduction partials */
     size_t arena_size[2];
+    uint32_t trace_id;       /* "stream N" in a trace; 0 for the default stream */
+    bool trace_named;        /* its thread_name is in the trace (trace lock) */
 };
 
 struct kf_event {
@@ -39,6 +43,8 @@ struct kf_event {
     kf_context *ctx;
     void *h;
     bool recorded;
+    kf_stream *trace_stream; /* tracing: where it was last recorded, and the span */
+    uint64_t trace_seq;      /* sequence number then (kf_trace_seq) */
 };
 
 typedef struct kf_rt_errslot {
@@ -59,6 +65,9 @@ struct kf_context {
     unsigned hooks;          /* KF_RT_HOOK_*: test-only faults */
     struct kf_rt_cache *cache; /* kernel cache: plan cache, disk store, stats (cached.c) */
     struct kf_rt_host *host;   /* pinned memory, staging pool, copy rates (staging.c) */
+    kf_trace *trace;         /* NULL unless tracing (trace.c); the one test on every hook */
+    atomic_uint_fast64_t runs, launches, bytes_up, bytes_down; /* kf_stats counters (relaxed) */
+    atomic_uint stream_ids;  /* trace ids handed out to streams */
 };
 typedef struct kf_rt_host kf_rt_host;
 

@@ -83,6 +83,11 @@ typedef struct kf_cache_prep {
  * empty (kf_cache_prep_free is still safe). */
 kf_status kf_cache_prepare(const kf_graph *g, const kf_cache_target *t, kf_cache_prep *out, char *err,
                            size_t errlen);
+/* The two halves of kf_cache_prepare, for callers that time them: fuse
+ * (canonical form and the fusion pipeline; out->plan) and emit (out->src and
+ * out->name).  Each frees what it made on failure, as kf_cache_prepare. */
+kf_status kf_cache_fuse(const kf_graph *g, const kf_cache_target *t, kf_cache_prep *out, char *err, size_t errlen);
+kf_status kf_cache_emit(kf_cache_prep *p, char *err, size_t errlen);
 /* Hash the key of the (possibly edited) source of p. */
 void kf_cache_prep_key(kf_cache_prep *p);
 void kf_cache_prep_free(kf_cache_prep *p);

@@ -163,35 +163,45 @@ static void prep_name(kf_cache_prep *p)
              plan->nkernels == 1 ? "" : "s", first[0] ? ": " : "", first, plan->nkernels > 1 ? ", ..." : "");
 }
 
-kf_status kf_cache_prepare(const kf_graph *g, const kf_cache_target *t, kf_cache_prep *out, char *err,
-                           size_t errlen)
+kf_status kf_cache_fuse(const kf_graph *g, const kf_cache_target *t, kf_cache_prep *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     kf_sb_init(&out->src);
     if (!g || !t)
         return KF_ERR_INVALID_ARG;
     out->target = *t;
-    t = &out->target;
     kf_graph *canon = kf_cache_canonical(g);
     kf_pipeline pipe;
-    kf_status s = kf_fuse(canon ? canon : g, &t->fuse, NULL, &pipe);
+    kf_status s = kf_fuse(canon ? canon : g, &out->target.fuse, NULL, &pipe);
     kf_graph_free(canon);
     if (s != KF_OK) {
         snprintf(err, errlen, "%s", pipe.err);
         return s;
     }
     out->plan = pipe.plan;
-    s = kf_cg_emit(out->plan, t->lang, &t->caps, &out->src, err, errlen);
-    if (s == KF_OK && kf_sb_failed(&out->src)) {
+    return KF_OK;
+}
+
+kf_status kf_cache_emit(kf_cache_prep *p, char *err, size_t errlen)
+{
+    kf_status s = kf_cg_emit(p->plan, p->target.lang, &p->target.caps, &p->src, err, errlen);
+    if (s == KF_OK && kf_sb_failed(&p->src)) {
         snprintf(err, errlen, "out of memory generating code");
         s = KF_ERR_NO_MEMORY;
     }
     if (s != KF_OK) {
-        kf_cache_prep_free(out);
+        kf_cache_prep_free(p);
         return s;
     }
-    prep_name(out);
+    prep_name(p);
     return KF_OK;
+}
+
+kf_status kf_cache_prepare(const kf_graph *g, const kf_cache_target *t, kf_cache_prep *out, char *err,
+                           size_t errlen)
+{
+    kf_status s = kf_cache_fuse(g, t, out, err, errlen);
+    return s == KF_OK ? kf_cache_emit(out, err, errlen) : s;
 }
 
 void kf_cache_prep_key(kf_cache_prep *p)

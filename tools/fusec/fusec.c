@@ -370,6 +370,11 @@ static int run_graph(kf_context *ctx, const kf_graph *g, const run_opts *o)
            ms[o->repeat / 2], ms[0], ms[o->repeat - 1]);
     if (ss == KF_ERR_INDEX)
         printf("  note: %s\n", kf_context_error(ctx));
+    kf_stats st;
+    kf_context_stats(ctx, &st);
+    if (st.trace_path[0]) /* KFUSE_TRACE */
+        printf("  trace: %s (%llu launches, %.4f ms of kernel time so far)\n", st.trace_path,
+               (unsigned long long)st.launches, st.device_busy_ms);
     rc = 0;
     if (o->check) {
         char err[512];
