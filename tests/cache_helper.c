@@ -9,12 +9,16 @@
  *       blocks on a read of FD first (a start barrier).
  *   cache_helper miss FILE.kir GRAPH
  *       compile one graph; print the status and message (must-hit tests).
+ *   cache_helper devices
+ *       print "opencl devices=N distinct=K": the OpenCL devices fusec build
+ *       compiles for (device 0, 1, ... until one does not open) and how
+ *       many distinct cache targets they are (equal devices share entries).
  *   cache_helper writer DIR SEED
  *       store synthetic entries (1 KB to 256 KB) and read them back,
  *       forever: the kill -9 test's victim.  Exit 3 if a read ever sees a
  *       damaged entry.
  * The cache comes from the environment (KFUSE_CACHE_DIR and friends). */
-#include "cache.h"
+#include "cached.h"
 #include "kfsample.h"
 
 #include <sqlite3.h>
@@ -280,6 +284,27 @@ static int cmd_miss(int argc, char **argv)
     return 0;
 }
 
+static int cmd_devices(void)
+{
+    enum { MAX = 64 };
+    static kf_cache_target seen[MAX];
+    int n = 0, distinct = 0;
+    for (; n < MAX; n++) {
+        kf_context_options o = { .backend = KF_BACKEND_OPENCL, .device = n, .cache_mode = KF_CACHE_OFF };
+        kf_context *ctx = NULL;
+        if (kf_context_create(&o, &ctx, NULL, 0) != KF_OK)
+            break;
+        seen[distinct] = *kf_rt_cache_target(ctx);
+        kf_context_destroy(ctx);
+        int i = 0;
+        while (strcmp(seen[i].target, seen[distinct].target) || strcmp(seen[i].compiler, seen[distinct].compiler))
+            i++;
+        distinct += i == distinct;
+    }
+    printf("opencl devices=%d distinct=%d\n", n, distinct);
+    return n ? 0 : 3;
+}
+
 /* -- writer ---------------------------------------------------------------------- */
 
 static int cmd_writer(int argc, char **argv)
@@ -347,6 +372,8 @@ int main(int argc, char **argv)
         return cmd_miss(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "writer"))
         return cmd_writer(argc, argv);
-    fprintf(stderr, "usage: cache_helper run|miss|writer ...\n");
+    if (argc >= 2 && !strcmp(argv[1], "devices"))
+        return cmd_devices();
+    fprintf(stderr, "usage: cache_helper run|miss|writer|devices ...\n");
     return 2;
 }
