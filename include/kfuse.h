@@ -375,6 +375,12 @@ KF_API size_t kf_buffer_size(const kf_buffer *b);
  * reaches it. */
 KF_API kf_status kf_upload(kf_buffer *dst, size_t offset, const void *src, size_t bytes, kf_stream *stream);
 KF_API kf_status kf_download(void *dst, const kf_buffer *src, size_t offset, size_t bytes, kf_stream *stream);
+/* Copy bytes from src at srcoff to dst at dstoff, on the device; the same
+ * stream rule (NULL: synchronous on the default stream; a stream: queued).
+ * Both buffers and the stream must come from one context, both ranges must
+ * lie inside their buffers and, within one buffer, must not overlap. */
+KF_API kf_status kf_copy(kf_buffer *dst, size_t dstoff, const kf_buffer *src, size_t srcoff, size_t bytes,
+                         kf_stream *stream);
 
 /* An array in a buffer: byte offset of element [0,...,0], dtype, shape and
  * strides in elements (any integer, 0 for a broadcast dimension). */

@@ -379,14 +379,24 @@ kf_view kf_view_dense(kf_buffer *buf, size_t offset, kf_dtype t, int rank, const
     return v;
 }
 
+/* 'which' names the buffer in the message: "" or "source ", "destination ". */
+static kf_status range_check(kf_context *ctx, const char *fn, const char *which, const kf_buffer *b, size_t off,
+                             size_t bytes)
+{
+    if (off > b->size || bytes > b->size - off)
+        return kf_rt_fail(ctx, KF_ERR_INVALID_ARG, "%s: %zu bytes at offset %zu are outside the %zu-byte %sbuffer",
+                          fn, bytes, off, b->size, which);
+    return KF_OK;
+}
+
 static kf_status copy_check(kf_context *ctx, const char *fn, const kf_buffer *b, size_t off, size_t bytes,
                             const void *host, kf_stream *s)
 {
     if (!host)
         return kf_rt_fail(ctx, KF_ERR_INVALID_ARG, "%s: host pointer is NULL", fn);
-    if (off > b->size || bytes > b->size - off)
-        return kf_rt_fail(ctx, KF_ERR_INVALID_ARG, "%s: %zu bytes at offset %zu are outside the %zu-byte buffer",
-                          fn, bytes, off, b->size);
+    kf_status st = range_check(ctx, fn, "", b, off, bytes);
+    if (st != KF_OK)
+        return st;
     if (s && s->ctx != ctx)
         return kf_rt_fail(ctx, KF_ERR_CONTEXT, "%s: the stream belongs to another context", fn);
     return KF_OK;
@@ -436,6 +446,34 @@ kf_status kf_download(void *dst, const kf_buffer *src, size_t offset, size_t byt
         return kf_rt_fail(ctx, s, "kf_download: %s", err.msg);
     atomic_fetch_add_explicit(&ctx->bytes_down, bytes, memory_order_relaxed);
     return KF_OK;
+}
+
+kf_status kf_copy(kf_buffer *dst, size_t dstoff, const kf_buffer *src, size_t srcoff, size_t bytes,
+                  kf_stream *stream)
+{
+    if (!dst || !src)
+        return dst || src ? kf_rt_fail(dst ? dst->ctx : src->ctx, KF_ERR_INVALID_ARG, "kf_copy: the %s buffer is NULL",
+                                       dst ? "source" : "destination")
+                          : KF_ERR_INVALID_ARG;
+    kf_context *ctx = dst->ctx;
+    if (src->ctx != ctx)
+        return kf_rt_fail(ctx, KF_ERR_CONTEXT, "kf_copy: the source buffer belongs to another context");
+    if (stream && stream->ctx != ctx)
+        return kf_rt_fail(ctx, KF_ERR_CONTEXT, "kf_copy: the stream belongs to another context");
+    kf_status s = range_check(ctx, "kf_copy", "source ", src, srcoff, bytes);
+    if (s == KF_OK)
+        s = range_check(ctx, "kf_copy", "destination ", dst, dstoff, bytes);
+    if (s != KF_OK || bytes == 0)
+        return s;
+    /* no backend copies overlapping ranges correctly (OpenCL refuses them) */
+    if (src == dst && srcoff < dstoff + bytes && dstoff < srcoff + bytes)
+        return kf_rt_fail(ctx, KF_ERR_INVALID_ARG,
+                          "kf_copy: %zu bytes from offset %zu to offset %zu overlap in the same buffer", bytes, srcoff,
+                          dstoff);
+    kf_rt_err err;
+    kf_stream *st = kf_rt_stream(ctx, stream);
+    s = ctx->be->copy(ctx->dev, KF_COPY_D2D, dst->h, dstoff, src->h, srcoff, bytes, st->h, stream == NULL, &err);
+    return s == KF_OK ? KF_OK : kf_rt_fail(ctx, s, "kf_copy: %s", err.msg);
 }
 
 /* -- Streams -------------------------------------------------------------------- */

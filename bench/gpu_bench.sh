@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The GPU benchmark in one command, on the GPU machine (bench/README.md):
+# build kfbench (bench/gpu_env.sh), run it on CUDA and on NVIDIA's OpenCL,
+# run bench/peers.py (CuPy, PyTorch, JAX) and bench/report.py; the CSVs, the
+# report and its plot go to $OUT and bench/results/ as GPU-DATE*.
+# Budget: under 8 minutes on an H200 with the defaults (SIZES=12,20,26,28,
+# REPS=50; set them to change it).
+# Usage: bash bench/gpu_bench.sh [GPU]   (GPU: a short name, default from nvidia-smi: h200)
+set -uo pipefail
+t0=$(date +%s)
+step() { echo "== [$(($(date +%s) - t0)) s] $*"; }
+step "build"
+KFUSE_GPU_TARGET=kfbench source "$(dirname "$0")/gpu_env.sh"
+gpu=${1:-$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 |
+    grep -oiE '(gh|[abhl])[0-9]{2,3}s?' | head -1 | tr 'A-Z' 'a-z')}
+gpu=${gpu:-gpu}
+date=$(date +%Y-%m-%d)
+sizes=${SIZES:-12,20,26,28}
+reps=${REPS:-50}
+name=$gpu-$date
+bench=(build/gpu/kfbench --sizes "$sizes" --reps "$reps")
+csvs=("$OUT/$name-kfuse-cuda.csv")
+
+step "kfbench on CUDA (device 0)"
+"${bench[@]}" --backend cuda --device 0 --launch --csv "$OUT/$name-kfuse-cuda.csv" bench/workloads.kir |
+    tee "$OUT/$name-kfuse-cuda.txt"
+cl=$(build/gpu/kfbench --list --backend opencl 2>/dev/null | grep -i nvidia | head -1)
+if [ -n "$cl" ]; then
+    step "kfbench on OpenCL device ${cl%%:*}: ${cl#*: }"
+    "${bench[@]}" --backend opencl --device "${cl%%:*}" --launch --csv "$OUT/$name-kfuse-opencl.csv" \
+        bench/workloads.kir | tee "$OUT/$name-kfuse-opencl.txt"
+    csvs+=("$OUT/$name-kfuse-opencl.csv")
+else
+    step "no NVIDIA OpenCL device: OpenCL not measured"
+fi
+
+step "peers: CuPy, PyTorch, JAX"
+python3 bench/peers.py bench/workloads.kir --sizes "$sizes" --reps "$reps" --launch --csv "$OUT/$name-peers.csv" \
+    2>&1 | tee "$OUT/$name-peers.txt"
+[ -s "$OUT/$name-peers.csv" ] && csvs+=("$OUT/$name-peers.csv")
+
+step "report"
+python3 bench/report.py --gpu "$gpu" --date "$date" --out-dir "$OUT" "${csvs[@]}"
+mkdir -p bench/results
+cp "${csvs[@]}" "$OUT/$name.md" bench/results/ && { [ ! -e "$OUT/$name.png" ] || cp "$OUT/$name.png" bench/results/; }
+sed -n '/^## Targets/,/^## Launch/p' "$OUT/$name.md" | head -12
+step "done: $OUT/$name.md"
