@@ -2,7 +2,8 @@
 # kfuse quick start for a fresh Debian 12 machine (run as root):
 #   ./quickstart.sh demo   install what is missing, build, run the main demo
 #   ./quickstart.sh test   install what is missing, build (warnings as errors)
-#                          and run the whole test suite: normal, ASan+UBSan, fuzz
+#                          and run the whole test suite: normal, ASan+UBSan,
+#                          TSan (threads and capture), fuzz
 # Installing is idempotent and silent when everything is there already.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -44,6 +45,8 @@ test)
     ctest --preset dev -j "$jobs"
     build asan
     ctest --preset asan -j "$jobs"
+    build tsan    # ThreadSanitizer: the thread, capture and API tests only
+    ctest --preset tsan -j "$jobs"
     build fuzz
     ctest --preset fuzz
     ;;

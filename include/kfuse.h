@@ -265,6 +265,7 @@ typedef struct kf_buffer kf_buffer;
 typedef struct kf_stream kf_stream;
 typedef struct kf_event kf_event;
 typedef struct kf_program kf_program;
+typedef struct kf_replay kf_replay;
 
 /* The on-disk kernel cache (docs/cache.md).  A compiled kernel is kept in
  * memory (per context) and in one SQLite database shared by every process
@@ -356,6 +357,7 @@ typedef struct kf_stats {
     uint64_t launches;          /* kernel launches queued (a kernel may take more than one launch) */
     uint64_t bytes_uploaded;    /* by kf_upload */
     uint64_t bytes_downloaded;  /* by kf_download */
+    uint64_t bytes_copied;      /* by kf_copy (device to device) */
     double device_busy_ms;      /* device time of the kernels, summed, measured from events: only while
                                  * tracing (0 otherwise), and only of kernels whose stream or a later
                                  * event was synchronised since */
@@ -403,8 +405,9 @@ KF_API kf_view kf_view_dense(kf_buffer *buf, size_t offset, kf_dtype t, int rank
 KF_API kf_status kf_stream_create(kf_context *ctx, kf_stream **out);
 KF_API void kf_stream_destroy(kf_stream *s);
 /* Wait until everything queued on s is done.  Reports KF_ERR_INDEX when a
- * take in a kernel run on s since the last synchronisation saw an index out
- * of range. */
+ * take in a kernel run on s since the last synchronisation (or in a replay
+ * last launched on s) saw an index out of range.  Refused
+ * (KF_ERR_INVALID_ARG) while s is capturing. */
 KF_API kf_status kf_stream_sync(kf_context *ctx, kf_stream *s);
 KF_API kf_status kf_event_create(kf_context *ctx, kf_event **out);
 KF_API void kf_event_destroy(kf_event *e);
@@ -497,6 +500,48 @@ typedef struct kf_host_options {
  * written (0 where the index was bad). */
 KF_API kf_status kf_run_host(kf_program *p, const kf_host_array *inputs, int ninputs, const void *const *scalars,
                              int nscalars, kf_host_array *outputs, int noutputs, const kf_host_options *opts);
+
+/* -- Runtime: capture and replay ------------------------------------------------ *
+ * A sequence of calls on one stream, captured once, replays with one call:
+ * on CUDA it is a CUDA graph (one launch for the whole sequence); on OpenCL
+ * and the CPU backend kfuse keeps the calls with their arguments resolved
+ * and issues them again in order.  Between kf_capture_begin and
+ * kf_capture_end, kf_run, kf_upload, kf_download, kf_event_record and
+ * kf_stream_wait on that stream are recorded, NOT executed: nothing runs
+ * until the replay is launched.  A replay re-issues them with the same
+ * buffers, views and scalar values (scalars are copied at capture time) and
+ * the same host pointers, whose memory is read (upload) or written
+ * (download) when the replay runs, so the caller changes a captured
+ * upload's input by rewriting its host memory between launches; host
+ * pointers must stay valid while the replay exists (on CUDA, pinned memory
+ * makes the copies asynchronous; pageable memory works but copies through a
+ * staging buffer).  The user keeps every buffer, program and event a
+ * replay uses until kf_replay_free: freeing one makes later launches of the
+ * replay fail with KF_ERR_INVALID_ARG naming it (it is never used freed).
+ * A replay owns the scratch memory of its kernels, so it is independent of
+ * the stream it was captured on. */
+
+/* Start capturing on s, a stream from kf_stream_create (the default stream,
+ * s == NULL, cannot be captured).  Waits for the work already queued on s.
+ * While capturing: kf_run refuses outputs with buf == NULL (allocate them
+ * first), kf_stream_sync(s) is refused, and a take out of range in a
+ * captured kernel is reported by the sync after a launch of the replay.
+ * KF_ERR_INVALID_ARG when s is capturing already. */
+KF_API kf_status kf_capture_begin(kf_context *ctx, kf_stream *s);
+/* Stop capturing on s; *out receives the replay (release it with
+ * kf_replay_free).  A sequence with no call is a valid, empty replay.
+ * KF_ERR_INVALID_ARG when s is not capturing; KF_ERR_DEVICE when the
+ * driver refused the capture (its reason is in the message). */
+KF_API kf_status kf_capture_end(kf_context *ctx, kf_stream *s, kf_replay **out);
+/* Queue the whole captured sequence on stream s (NULL: the default stream),
+ * asynchronously, any number of times.  Launches of one replay run one
+ * after another, whatever their streams (they share its scratch memory): a
+ * launch on another stream waits for the previous one on the device.
+ * KF_ERR_CONTEXT for a stream of another context; KF_ERR_INVALID_ARG while
+ * s is capturing, or when something the replay uses was freed. */
+KF_API kf_status kf_replay_launch(kf_replay *r, kf_stream *s);
+/* Wait for the replay's launches, then release it.  NULL is ignored. */
+KF_API void kf_replay_free(kf_replay *r);
 
 #ifdef __cplusplus
 }

@@ -68,6 +68,14 @@ typedef struct kf_backend_ops {
      * completed event was reached.  Traces place device spans with it;
      * without it they measure event_elapsed from a base event. */
     kf_status (*event_host_ns)(void *dev, void *event, uint64_t *ns, kf_rt_err *err);
+    /* Optional (NULL: kfuse records the calls itself, replay.c): capture
+     * what is queued on stream (never the default stream) from now on into
+     * a graph instead of running it; end the capture into a launchable
+     * graph; launch it on a stream; free it (launches in flight finish). */
+    kf_status (*capture_begin)(void *dev, void *stream, kf_rt_err *err);
+    kf_status (*capture_end)(void *dev, void *stream, void **graph, kf_rt_err *err);
+    kf_status (*graph_launch)(void *dev, void *graph, void *stream, kf_rt_err *err);
+    void (*graph_free)(void *dev, void *graph);
 } kf_backend_ops;
 
 /* The backends built into this library (NULL when not built). */

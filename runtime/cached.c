@@ -231,6 +231,7 @@ kf_status kf_context_stats(kf_context *ctx, kf_stats *out)
     out->launches = atomic_load_explicit(&ctx->launches, memory_order_relaxed);
     out->bytes_uploaded = atomic_load_explicit(&ctx->bytes_up, memory_order_relaxed);
     out->bytes_downloaded = atomic_load_explicit(&ctx->bytes_down, memory_order_relaxed);
+    out->bytes_copied = atomic_load_explicit(&ctx->bytes_copied, memory_order_relaxed);
     if (ctx->trace)
         kf_trace_stats(ctx->trace, out);
     return KF_OK;

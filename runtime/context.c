@@ -230,6 +230,7 @@ kf_status kf_context_create(const kf_context_options *opts, kf_context **out, ch
         list_init(&ctx->streams);
         list_init(&ctx->events);
         list_init(&ctx->programs);
+        list_init(&ctx->replays);
         s = b == KF_BACKEND_AUTO && device == 0 ? open_auto(ctx, why, sizeof why)
             : b == KF_BACKEND_AUTO              ? open_backend(ctx, KF_BACKEND_CUDA, device, why, sizeof why)
                                                 : open_backend(ctx, b, device, why, sizeof why);
@@ -275,6 +276,7 @@ kf_status kf_context_create(const kf_context_options *opts, kf_context **out, ch
 static void stream_release(kf_context *ctx, kf_stream *s)
 {
     kf_rt_err err;
+    kf_rt_capture_abort(s);
     if (s->h || s == ctx->default_stream)
         ctx->be->stream_sync(ctx->dev, s->h, &err);
     if (ctx->trace) /* before the pointer can name another stream */
@@ -294,6 +296,8 @@ void kf_context_destroy(kf_context *ctx)
 {
     if (!ctx)
         return;
+    while (ctx->replays.next != &ctx->replays)
+        kf_replay_free((kf_replay *)ctx->replays.next);
     kf_trace_close(ctx);
     while (ctx->programs.next != &ctx->programs)
         kf_program_free((kf_program *)ctx->programs.next);
@@ -355,6 +359,7 @@ void kf_buffer_free(kf_buffer *b)
 {
     if (!b)
         return;
+    kf_rt_replay_forget(b->ctx, b, "buffer");
     kf_rt_link_remove(b->ctx, &b->link);
     b->ctx->be->free(b->ctx->dev, b->h);
     free(b);
@@ -412,13 +417,13 @@ kf_status kf_upload(kf_buffer *dst, size_t offset, const void *src, size_t bytes
         return s;
     kf_rt_err err;
     kf_stream *st = kf_rt_stream(ctx, stream);
+    if ((s = kf_rt_capture_use(st, dst)) != KF_OK)
+        return s;
+    kf_rt_op op = { .kind = KF_RT_COPY, .copy = KF_COPY_H2D, .dst = dst->h, .dstoff = offset, .src = src,
+                    .bytes = bytes, .sync = stream == NULL };
     uint64_t t0 = kf_trace_begin(ctx);
-    int span = ctx->trace ? kf_trace_device_begin(ctx->trace, st) : -1;
-    s = ctx->be->copy(ctx->dev, KF_COPY_H2D, dst->h, offset, src, 0, bytes, st->h, stream == NULL, &err);
-    if (ctx->trace) {
-        kf_trace_device_end(ctx->trace, span, st, s == KF_OK, "upload", -1, NULL, bytes);
-        kf_trace_span(ctx->trace, t0, "upload enqueue", NULL);
-    }
+    s = kf_trace_issue(ctx, st, &op, "upload", -1, NULL, bytes, &err);
+    kf_trace_end(ctx, t0, "upload enqueue", NULL);
     if (s != KF_OK)
         return kf_rt_fail(ctx, s, "kf_upload: %s", err.msg);
     atomic_fetch_add_explicit(&ctx->bytes_up, bytes, memory_order_relaxed);
@@ -435,13 +440,13 @@ kf_status kf_download(void *dst, const kf_buffer *src, size_t offset, size_t byt
         return s;
     kf_rt_err err;
     kf_stream *st = kf_rt_stream(ctx, stream);
+    if ((s = kf_rt_capture_use(st, src)) != KF_OK)
+        return s;
+    kf_rt_op op = { .kind = KF_RT_COPY, .copy = KF_COPY_D2H, .dst = dst, .src = src->h, .srcoff = offset,
+                    .bytes = bytes, .sync = stream == NULL };
     uint64_t t0 = kf_trace_begin(ctx);
-    int span = ctx->trace ? kf_trace_device_begin(ctx->trace, st) : -1;
-    s = ctx->be->copy(ctx->dev, KF_COPY_D2H, dst, 0, src->h, offset, bytes, st->h, stream == NULL, &err);
-    if (ctx->trace) {
-        kf_trace_device_end(ctx->trace, span, st, s == KF_OK, "download", -1, NULL, bytes);
-        kf_trace_span(ctx->trace, t0, "download enqueue", NULL);
-    }
+    s = kf_trace_issue(ctx, st, &op, "download", -1, NULL, bytes, &err);
+    kf_trace_end(ctx, t0, "download enqueue", NULL);
     if (s != KF_OK)
         return kf_rt_fail(ctx, s, "kf_download: %s", err.msg);
     atomic_fetch_add_explicit(&ctx->bytes_down, bytes, memory_order_relaxed);
@@ -472,8 +477,17 @@ kf_status kf_copy(kf_buffer *dst, size_t dstoff, const kf_buffer *src, size_t sr
                           dstoff);
     kf_rt_err err;
     kf_stream *st = kf_rt_stream(ctx, stream);
-    s = ctx->be->copy(ctx->dev, KF_COPY_D2D, dst->h, dstoff, src->h, srcoff, bytes, st->h, stream == NULL, &err);
-    return s == KF_OK ? KF_OK : kf_rt_fail(ctx, s, "kf_copy: %s", err.msg);
+    if ((s = kf_rt_capture_use(st, src)) != KF_OK || (s = kf_rt_capture_use(st, dst)) != KF_OK)
+        return s;
+    kf_rt_op op = { .kind = KF_RT_COPY, .copy = KF_COPY_D2D, .dst = dst->h, .dstoff = dstoff, .src = src->h,
+                    .srcoff = srcoff, .bytes = bytes, .sync = stream == NULL };
+    uint64_t t0 = kf_trace_begin(ctx);
+    s = kf_trace_issue(ctx, st, &op, "copy", -1, NULL, bytes, &err);
+    kf_trace_end(ctx, t0, "copy enqueue", NULL);
+    if (s != KF_OK)
+        return kf_rt_fail(ctx, s, "kf_copy: %s", err.msg);
+    atomic_fetch_add_explicit(&ctx->bytes_copied, bytes, memory_order_relaxed);
+    return KF_OK;
 }
 
 /* -- Streams -------------------------------------------------------------------- */
@@ -526,7 +540,14 @@ kf_status kf_rt_arena(kf_context *ctx, kf_stream *s, int i, size_t bytes)
     if (bytes == 0 || bytes <= s->arena_size[i])
         return KF_OK;
     kf_rt_err err;
-    if (s->arena[i]) {
+    if (s->arena[i] && atomic_load(&s->capture)) {
+        /* captured kernels use the old arena when the replay runs */
+        kf_status st = kf_rt_capture_retire(s, s->arena[i]);
+        if (st != KF_OK)
+            return st;
+        s->arena[i] = NULL;
+        s->arena_size[i] = 0;
+    } else if (s->arena[i]) {
         /* queued kernels may still use the old arena */
         kf_status st = ctx->be->stream_sync(ctx->dev, s->h, &err);
         if (st != KF_OK)
@@ -550,6 +571,10 @@ kf_status kf_stream_sync(kf_context *ctx, kf_stream *stream)
     if (stream && stream->ctx != ctx)
         return kf_rt_fail(ctx, KF_ERR_CONTEXT, "kf_stream_sync: the stream belongs to another context");
     kf_stream *s = kf_rt_stream(ctx, stream);
+    if (atomic_load(&s->capture))
+        return kf_rt_fail(ctx, KF_ERR_INVALID_ARG,
+                          "kf_stream_sync: the stream is capturing (nothing captured runs before kf_capture_end "
+                          "and a launch of the replay)");
     kf_rt_err err;
     uint64_t t0 = kf_trace_begin(ctx);
     kf_status st = ctx->be->stream_sync(ctx->dev, s->h, &err);
@@ -560,8 +585,8 @@ kf_status kf_stream_sync(kf_context *ctx, kf_stream *stream)
     }
     if (st != KF_OK)
         return kf_rt_fail(ctx, st, "kf_stream_sync: %s", err.msg);
-    if (!atomic_exchange(&s->flag_armed, false))
-        return KF_OK;
+    if ((st = kf_rt_replay_check(ctx, s)) != KF_OK || !atomic_exchange(&s->flag_armed, false))
+        return st;
     pthread_mutex_lock(&s->lock);
     int32_t flag = 0;
     st = ctx->be->copy(ctx->dev, KF_COPY_D2H, &flag, 0, s->flag, 0, 4, s->h, true, &err);
@@ -602,6 +627,7 @@ void kf_event_destroy(kf_event *e)
 {
     if (!e)
         return;
+    kf_rt_replay_forget(e->ctx, e, "event");
     kf_rt_link_remove(e->ctx, &e->link);
     e->ctx->be->event_destroy(e->ctx->dev, e->h);
     free(e);
@@ -616,11 +642,18 @@ kf_status kf_event_record(kf_event *e, kf_stream *s)
         return kf_rt_fail(ctx, KF_ERR_CONTEXT, "kf_event_record: the stream belongs to another context");
     kf_rt_err err;
     kf_stream *st = kf_rt_stream(ctx, s);
-    kf_status rs = ctx->be->event_record(ctx->dev, e->h, st->h, &err);
-    if (rs != KF_OK)
-        return kf_rt_fail(ctx, rs, "kf_event_record: %s", err.msg);
-    e->recorded = true;
-    if (ctx->trace) {
+    bool captured = atomic_load(&st->capture) != NULL;
+    kf_status rc = kf_rt_capture_use(st, e);
+    if (rc == KF_OK)
+        rc = kf_rt_capture_mark(st, e);
+    if (rc != KF_OK)
+        return rc;
+    kf_rt_op op = { .kind = KF_RT_RECORD, .event = e };
+    if ((rc = kf_rt_issue(ctx, st, &op, &err)) != KF_OK)
+        return kf_rt_fail(ctx, rc, "kf_event_record: %s", err.msg);
+    if (!captured) /* a captured record happens when the replay runs */
+        atomic_store(&e->recorded, true);
+    if (ctx->trace && !captured) {
         e->trace_stream = st;
         e->trace_seq = kf_trace_seq(ctx->trace);
     }
@@ -634,11 +667,15 @@ kf_status kf_stream_wait(kf_stream *s, kf_event *e)
     kf_context *ctx = e->ctx;
     if (s && s->ctx != ctx)
         return kf_rt_fail(ctx, KF_ERR_CONTEXT, "kf_stream_wait: the stream and the event belong to different contexts");
-    if (!e->recorded)
+    kf_stream *st = kf_rt_stream(ctx, s);
+    if (!atomic_load(&e->recorded) && !kf_rt_capture_marked(st, e))
         return kf_rt_fail(ctx, KF_ERR_INVALID_ARG, "kf_stream_wait: the event was never recorded");
     kf_rt_err err;
-    kf_status st = ctx->be->stream_wait(ctx->dev, kf_rt_stream(ctx, s)->h, e->h, &err);
-    return st == KF_OK ? KF_OK : kf_rt_fail(ctx, st, "kf_stream_wait: %s", err.msg);
+    kf_status rc = kf_rt_capture_use(st, e);
+    kf_rt_op op = { .kind = KF_RT_WAIT, .event = e };
+    if (rc == KF_OK && (rc = kf_rt_issue(ctx, st, &op, &err)) != KF_OK)
+        return kf_rt_fail(ctx, rc, "kf_stream_wait: %s", err.msg);
+    return rc;
 }
 
 kf_status kf_event_sync(kf_event *e)

@@ -36,12 +36,24 @@
     X(cuEventElapsedTime) X(cuMemHostAlloc) X(cuMemFreeHost)
 
 /* Looked up but optional: launch() checks argument counts and sizes only
- * where the driver can say what the kernel takes (CUDA 12.4 and later). */
+ * where the driver can say what the kernel takes (CUDA 12.4 and later);
+ * capture and replay (CUDA graphs) need the CUDA 12 forms of the graph
+ * calls (cuGraphInstantiate is cuGraphInstantiateWithFlags there). */
 #if CUDA_VERSION >= 12040
-#define KF_CU_OPTIONAL(X) X(cuFuncGetParamInfo)
+#define KF_CU_PARAMINFO(X) X(cuFuncGetParamInfo)
 #else
-#define KF_CU_OPTIONAL(X)
+#define KF_CU_PARAMINFO(X)
 #endif
+#if CUDA_VERSION >= 12000
+#define KF_CU_GRAPHS 1
+#define KF_CU_GRAPH_FUNCS(X)                                                                                 \
+    X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuStreamIsCapturing) X(cuEventRecordWithFlags)           \
+    X(cuGraphInstantiate) X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy)
+#else
+#define KF_CU_GRAPHS 0
+#define KF_CU_GRAPH_FUNCS(X)
+#endif
+#define KF_CU_OPTIONAL(X) KF_CU_PARAMINFO(X) KF_CU_GRAPH_FUNCS(X)
 
 #define KF_STR_(x) #x
 #define KF_STR(x) KF_STR_(x)
@@ -53,6 +65,7 @@ static const char *const kf_cu_fallback[][2] = {
 
 typedef struct kf_cu_api {
     bool ok;         /* every required symbol was found */
+    bool graphs;     /* every symbol capture and replay need was found */
     char why[512];   /* when not ok: the dlerror text or the missing symbol */
     void *lib;       /* never closed: libcuda does not support being unloaded */
 #define KF_CU_MEMBER(f) __typeof__(&f) f;
@@ -104,6 +117,9 @@ static void load_api(void)
 #define KF_CU_LOAD_OPT(f) load_sym(t, KF_STR(f), &t->f, false);
     KF_CU_OPTIONAL(KF_CU_LOAD_OPT)
 #undef KF_CU_LOAD_OPT
+#define KF_CU_HAS(f) &&t->f
+    t->graphs = true KF_CU_GRAPH_FUNCS(KF_CU_HAS);
+#undef KF_CU_HAS
     t->ok = true;
 }
 
@@ -1074,6 +1090,22 @@ static void cu_event_destroy(void *dev, void *event)
     leave(d, pushed);
 }
 
+/* Whether st is capturing (the caller has d's context current).  A
+ * record or wait there must be an external node of the graph: a plain one
+ * only joins streams inside the capture. */
+static bool capturing(kf_cu_dev *d, CUstream st)
+{
+#if KF_CU_GRAPHS
+    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    return d->api->graphs && d->api->cuStreamIsCapturing(st, &cs) == CUDA_SUCCESS &&
+           cs == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+#else
+    (void)d;
+    (void)st;
+    return false;
+#endif
+}
+
 static kf_status cu_event_record(void *dev, void *event, void *stream, kf_rt_err *err)
 {
     kf_cu_dev *d = dev;
@@ -1081,8 +1113,15 @@ static kf_status cu_event_record(void *dev, void *event, void *stream, kf_rt_err
         set_err(err, "cuda event_record: null event");
         return KF_ERR_INVALID_ARG;
     }
+    CUstream st = stream_of(d, stream);
     ENTER(d, err, "event_record");
-    CUresult r = d->api->cuEventRecord((CUevent)event, stream_of(d, stream));
+    CUresult r;
+#if KF_CU_GRAPHS
+    if (capturing(d, st))
+        r = d->api->cuEventRecordWithFlags((CUevent)event, st, CU_EVENT_RECORD_EXTERNAL);
+    else
+#endif
+        r = d->api->cuEventRecord((CUevent)event, st);
     LEAVE(d);
     return r == CUDA_SUCCESS ? KF_OK : cu_fail(d->api, err, r, "cuEventRecord", NULL);
 }
@@ -1094,8 +1133,14 @@ static kf_status cu_stream_wait(void *dev, void *stream, void *event, kf_rt_err 
         set_err(err, "cuda stream_wait: null event");
         return KF_ERR_INVALID_ARG;
     }
+    CUstream st = stream_of(d, stream);
     ENTER(d, err, "stream_wait");
-    CUresult r = d->api->cuStreamWaitEvent(stream_of(d, stream), (CUevent)event, 0);
+#if KF_CU_GRAPHS
+    unsigned flags = capturing(d, st) ? CU_EVENT_WAIT_EXTERNAL : 0;
+#else
+    unsigned flags = 0;
+#endif
+    CUresult r = d->api->cuStreamWaitEvent(st, (CUevent)event, flags);
     LEAVE(d);
     return r == CUDA_SUCCESS ? KF_OK : cu_fail(d->api, err, r, "cuStreamWaitEvent", NULL);
 }
@@ -1126,6 +1171,77 @@ static kf_status cu_event_elapsed(void *dev, void *start, void *end, float *ms, 
     return r == CUDA_SUCCESS ? KF_OK : cu_fail(d->api, err, r, "cuEventElapsedTime", NULL);
 }
 
+/* -- Capture and replay: CUDA graphs ---------------------------------------------------------- *
+ * RELAXED capture mode: scratch that grows during a capture is allocated
+ * with cuMemAlloc, which the GLOBAL and THREAD_LOCAL modes forbid on the
+ * capturing thread; other threads stay free to use the context too. */
+
+#if KF_CU_GRAPHS
+static kf_status cu_capture_begin(void *dev, void *stream, kf_rt_err *err)
+{
+    kf_cu_dev *d = dev;
+    if (!d->api->graphs) {
+        set_err(err, "this driver has no CUDA 12 graph API (cuGraphInstantiateWithFlags, cuStreamBeginCapture_v2)");
+        return KF_ERR_UNSUPPORTED;
+    }
+    if (!stream) {
+        set_err(err, "the default stream cannot be captured");
+        return KF_ERR_INVALID_ARG;
+    }
+    ENTER(d, err, "capture_begin");
+    CUresult r = d->api->cuStreamBeginCapture((CUstream)stream, CU_STREAM_CAPTURE_MODE_RELAXED);
+    LEAVE(d);
+    return r == CUDA_SUCCESS ? KF_OK : cu_fail(d->api, err, r, "cuStreamBeginCapture", NULL);
+}
+
+/* The executable graph; the captured graph goes at once (an instantiated
+ * graph does not need it). */
+static kf_status cu_capture_end(void *dev, void *stream, void **graph, kf_rt_err *err)
+{
+    kf_cu_dev *d = dev;
+    const kf_cu_api *a = d->api;
+    CUgraph g = NULL;
+    CUgraphExec x = NULL;
+    *graph = NULL;
+    ENTER(d, err, "capture_end");
+    const char *what = "cuStreamEndCapture";
+    CUresult r = a->cuStreamEndCapture((CUstream)stream, &g);
+    if (r == CUDA_SUCCESS) {
+        what = "cuGraphInstantiate";
+        r = a->cuGraphInstantiate(&x, g, 0);
+    }
+    if (g)
+        a->cuGraphDestroy(g);
+    LEAVE(d);
+    if (r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
+        return cu_fail(a, err, r, what, "a call during the capture could not be captured");
+    if (r != CUDA_SUCCESS)
+        return cu_fail(a, err, r, what, NULL);
+    *graph = x;
+    return KF_OK;
+}
+
+static kf_status cu_graph_launch(void *dev, void *graph, void *stream, kf_rt_err *err)
+{
+    kf_cu_dev *d = dev;
+    ENTER(d, err, "graph_launch");
+    CUresult r = d->api->cuGraphLaunch((CUgraphExec)graph, stream_of(d, stream));
+    LEAVE(d);
+    return r == CUDA_SUCCESS ? KF_OK : cu_fail(d->api, err, r, "cuGraphLaunch", NULL);
+}
+
+/* Launches in flight finish first (the driver frees it after them). */
+static void cu_graph_free(void *dev, void *graph)
+{
+    kf_cu_dev *d = dev;
+    bool pushed = false;
+    if (!graph || enter(d, &pushed) != CUDA_SUCCESS)
+        return;
+    d->api->cuGraphExecDestroy((CUgraphExec)graph);
+    leave(d, pushed);
+}
+#endif
+
 /* -- The vtable ---------------------------------------------------------------------------- */
 
 static const kf_backend_ops kf_cu_ops = {
@@ -1155,6 +1271,12 @@ static const kf_backend_ops kf_cu_ops = {
     .compiler_id = cu_compiler_id,
     .host_alloc = cu_host_alloc,
     .host_free = cu_host_free,
+#if KF_CU_GRAPHS
+    .capture_begin = cu_capture_begin,
+    .capture_end = cu_capture_end,
+    .graph_launch = cu_graph_launch,
+    .graph_free = cu_graph_free,
+#endif
 };
 
 const kf_backend_ops *kf_rt_cuda_backend(void) { return &kf_cu_ops; }

@@ -51,10 +51,16 @@ void kf_rt_program_set_kernel_rate(kf_program *p, double seconds_per_byte)
 static void program_destroy(kf_program *p)
 {
     kf_context *ctx = p->ctx;
-    /* runs queued on any stream may still use the module */
+    /* runs queued on any stream may still use the module; a capturing
+     * stream runs nothing (kf_capture_begin waited for it) and would
+     * refuse a sync.  The list lock keeps other threads' streams from going
+     * away under the walk. */
     kf_rt_err err;
+    pthread_mutex_lock(&ctx->lock);
     for (kf_rt_link *l = ctx->streams.next; p->mod && l != &ctx->streams; l = l->next)
-        ctx->be->stream_sync(ctx->dev, ((kf_stream *)l)->h, &err);
+        if (!atomic_load(&((kf_stream *)l)->capture))
+            ctx->be->stream_sync(ctx->dev, ((kf_stream *)l)->h, &err);
+    pthread_mutex_unlock(&ctx->lock);
     if (p->mod)
         ctx->be->stream_sync(ctx->dev, ctx->default_stream->h, &err);
     for (int i = 0; p->k && i < p->nk; i++) {
@@ -78,6 +84,7 @@ void kf_program_free(kf_program *p)
 {
     if (!p)
         return;
+    kf_rt_replay_forget(p->ctx, p, "program");
     kf_rt_link_remove(p->ctx, &p->link);
     if (p->shared) {
         kf_rt_cache_unref(p->ctx, p->shared);
@@ -249,8 +256,10 @@ static int64_t numel(const int64_t *shape, int rank)
     return n;
 }
 
-/* Check (or allocate, when buf is NULL) output j's view. */
-static kf_status bind_output(kf_program *p, int j, kf_view *v, const int64_t *symval, bool *allocated)
+/* Check (or allocate, when buf is NULL and the stream is not capturing)
+ * output j's view. */
+static kf_status bind_output(kf_program *p, int j, kf_view *v, const int64_t *symval, bool capturing,
+                             bool *allocated)
 {
     kf_context *ctx = p->ctx;
     const kf_graph *g = p->plan->g;
@@ -260,6 +269,10 @@ static kf_status bind_output(kf_program *p, int j, kf_view *v, const int64_t *sy
     if (s != KF_OK)
         return s;
     *allocated = false;
+    if (!v->buf && capturing)
+        return kf_rt_fail(ctx, KF_ERR_INVALID_ARG,
+                          "output '%s': the view has no buffer and the stream is capturing (kfuse cannot allocate "
+                          "outputs during a capture: allocate the buffer before kf_capture_begin)", x->name);
     if (!v->buf) {
         size_t bytes = (size_t)numel(shape, x->rank) * kf_dtype_size((kf_dtype)x->dtype);
         kf_buffer *b;
@@ -324,9 +337,11 @@ kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ni
     bool allocated[256] = { false };
     if (noutputs > 256)
         return kf_rt_fail(ctx, KF_ERR_UNSUPPORTED, "kf_run: more than 256 outputs");
+    kf_stream *st = kf_rt_stream(ctx, stream);
+    bool capturing = atomic_load(&st->capture) != NULL;
     int bound = 0;
     for (; bound < noutputs && s == KF_OK; bound++)
-        s = bind_output(p, bound, &outputs[bound], rs.symval, &allocated[bound]);
+        s = bind_output(p, bound, &outputs[bound], rs.symval, capturing, &allocated[bound]);
 
     /* Stored intermediates: dense, 256-byte aligned in the stored arena. */
     size_t total_meta = 0;
@@ -361,9 +376,13 @@ kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ni
         if (!arrays || !stored_views)
             s = kf_rt_fail(ctx, KF_ERR_NO_MEMORY, "kf_run: out of host memory");
     }
-    kf_stream *st = kf_rt_stream(ctx, stream);
     if (s == KF_OK)
         pthread_mutex_lock(&st->lock);
+    /* a capture notes what the run uses: freeing it disables the replay */
+    if (s == KF_OK)
+        s = kf_rt_capture_use(st, p);
+    for (int i = 0; s == KF_OK && i < ninputs + noutputs; i++)
+        s = kf_rt_capture_use(st, i < ninputs ? inputs[i].buf : outputs[i - ninputs].buf);
     bool locked = s == KF_OK;
     for (int j = 0; s == KF_OK && j < p->plan->nstored; j++) {
         int32_t node = p->plan->stored[j];
@@ -435,16 +454,17 @@ kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ni
         for (int l = 0; s == KF_OK && l < rs.launch[i].n; l++) {
             const kf_cg_launch *L = &rs.launch[i].l[l];
             kf_rt_err err;
-            int span = ctx->trace ? kf_trace_device_begin(ctx->trace, st) : -1;
-            s = ctx->be->launch(ctx->dev, rk->fn[L->variant], L->grid, L->block, args, na, st->h, &err);
-            if (span >= 0)
-                kf_trace_device_end(ctx->trace, span, st, s == KF_OK, g->name, i, L->entry, 0);
+            kf_rt_op op = { .kind = KF_RT_LAUNCH, .fn = rk->fn[L->variant], .grid = L->grid, .block = L->block,
+                            .args = args, .nargs = na };
+            s = kf_trace_issue(ctx, st, &op, g->name, i, L->entry, 0, &err);
             if (s != KF_OK)
                 s = kf_rt_fail(ctx, s, "kf_run: graph '%s': launching %s: %s", g->name, L->entry, err.msg);
             else
                 launched++;
         }
-        if (rk->abi.has_err)
+        if (rk->abi.has_err && atomic_load(&st->capture))
+            kf_rt_capture_take(st);
+        else if (rk->abi.has_err)
             atomic_store(&st->flag_armed, true);
     }
     if (locked)

@@ -36,13 +36,14 @@ struct kf_stream {
     size_t arena_size[2];
     uint32_t trace_id;       /* "stream N" in a trace; 0 for the default stream */
     bool trace_named;        /* its thread_name is in the trace (trace lock) */
+    _Atomic(kf_replay *) capture; /* the replay being captured on this stream, or NULL (replay.c) */
 };
 
 struct kf_event {
     kf_rt_link link;
     kf_context *ctx;
     void *h;
-    bool recorded;
+    atomic_bool recorded;
     kf_stream *trace_stream; /* tracing: where it was last recorded, and the span */
     uint64_t trace_seq;      /* sequence number then (kf_trace_seq) */
 };
@@ -58,7 +59,8 @@ struct kf_context {
     void *dev;
     kf_device_info info;
     pthread_mutex_t lock;    /* object lists and the error table */
-    kf_rt_link buffers, streams, events, programs;
+    kf_rt_link buffers, streams, events, programs, replays;
+    atomic_int armed_replays; /* replays whose take flag awaits a stream sync (replay.c) */
     kf_stream *default_stream;
     kf_rt_errslot errs[KF_RT_ERR_SLOTS];
     uint64_t tick;
@@ -66,7 +68,7 @@ struct kf_context {
     struct kf_rt_cache *cache; /* kernel cache: plan cache, disk store, stats (cached.c) */
     struct kf_rt_host *host;   /* pinned memory, staging pool, copy rates (staging.c) */
     kf_trace *trace;         /* NULL unless tracing (trace.c); the one test on every hook */
-    atomic_uint_fast64_t runs, launches, bytes_up, bytes_down; /* kf_stats counters (relaxed) */
+    atomic_uint_fast64_t runs, launches, bytes_up, bytes_down, bytes_copied; /* kf_stats counters (relaxed) */
     atomic_uint stream_ids;  /* trace ids handed out to streams */
 };
 typedef struct kf_rt_host kf_rt_host;
@@ -99,5 +101,51 @@ kf_context *kf_rt_program_context(const kf_program *p);
  * before the first measurement). */
 double kf_rt_program_kernel_rate(const kf_program *p);
 void kf_rt_program_set_kernel_rate(kf_program *p, double seconds_per_byte);
+
+/* -- Issuing and capturing (replay.c) ------------------------------------------ */
+
+typedef enum { KF_RT_LAUNCH, KF_RT_COPY, KF_RT_RECORD, KF_RT_WAIT } kf_rt_opkind;
+
+/* One call on a stream as the core hands it to the backend. */
+typedef struct kf_rt_op {
+    kf_rt_opkind kind;
+    void *fn;                /* launch */
+    uint64_t grid;
+    uint32_t block;
+    const kf_rt_arg *args;
+    int nargs;
+    kf_rt_copy copy;         /* copy: host pointers or buffer handles, as backend copy() */
+    void *dst;
+    size_t dstoff;
+    const void *src;
+    size_t srcoff;
+    size_t bytes;
+    bool sync;
+    kf_event *event;         /* record, wait */
+} kf_rt_op;
+
+/* Queue op on st; while st is capturing on a backend without a capture of
+ * its own, record it into the replay instead (launch arguments and by-value
+ * bytes copied).  On failure err says why. */
+kf_status kf_rt_issue(kf_context *ctx, kf_stream *st, const kf_rt_op *op, kf_rt_err *err);
+/* While st is capturing: remember that the replay uses obj (a buffer,
+ * program or event), so that freeing it disables the replay. */
+kf_status kf_rt_capture_use(kf_stream *st, const void *obj);
+/* While st is capturing: e is recorded by the replay (kf_replay_launch
+ * marks it recorded; a later wait in the same capture may use it). */
+kf_status kf_rt_capture_mark(kf_stream *st, kf_event *e);
+bool kf_rt_capture_marked(kf_stream *st, const kf_event *e);
+/* A kernel with a take check was captured on st. */
+void kf_rt_capture_take(kf_stream *st);
+/* The capture keeps scratch arena handle h alive (replaced while growing). */
+kf_status kf_rt_capture_retire(kf_stream *st, void *h);
+/* End st's capture, if any, and discard it (the stream goes away). */
+void kf_rt_capture_abort(kf_stream *st);
+/* obj (a buffer, program or event) is being freed: every replay that uses
+ * it refuses to launch from now on. */
+void kf_rt_replay_forget(kf_context *ctx, const void *obj, const char *what);
+/* After st is synchronised: the take flags of replays last launched on st
+ * (KF_ERR_INDEX when one was set). */
+kf_status kf_rt_replay_check(kf_context *ctx, kf_stream *st);
 
 #endif /* KF_RUNTIME_H */

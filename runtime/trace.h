@@ -39,6 +39,21 @@ static inline void kf_trace_end(kf_context *ctx, uint64_t t0, const char *name, 
 int kf_trace_device_begin(kf_trace *t, kf_stream *s);
 void kf_trace_device_end(kf_trace *t, int slot, kf_stream *s, bool ok, const char *name, int kernel,
                          const char *entry, uint64_t bytes);
+/* kf_rt_issue(ctx, st, op), with a device span around it while tracing
+ * (not while st captures: nothing runs then).  name, kernel, entry and
+ * bytes as in kf_trace_device_end. */
+static inline kf_status kf_trace_issue(kf_context *ctx, kf_stream *st, const kf_rt_op *op, const char *name,
+                                       int kernel, const char *entry, uint64_t bytes, kf_rt_err *err)
+{
+    if (!ctx->trace || atomic_load(&st->capture))
+        return kf_rt_issue(ctx, st, op, err);
+    int span = kf_trace_device_begin(ctx->trace, st);
+    kf_status s = kf_rt_issue(ctx, st, op, err);
+    if (span >= 0)
+        kf_trace_device_end(ctx->trace, span, st, s == KF_OK, name, kernel, entry, bytes);
+    return s;
+}
+
 /* The span sequence number the next device span will get (kf_event_record
  * keeps it, kf_event_sync resolves the spans before it). */
 uint64_t kf_trace_seq(kf_trace *t);
