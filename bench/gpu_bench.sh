@@ -34,10 +34,19 @@ else
     step "no NVIDIA OpenCL device: OpenCL not measured"
 fi
 
-step "peers: CuPy, PyTorch, JAX"
-python3 bench/peers.py bench/workloads.kir --sizes "$sizes" --reps "$reps" --launch --csv "$OUT/$name-peers.csv" \
-    2>&1 | tee "$OUT/$name-peers.txt"
-[ -s "$OUT/$name-peers.csv" ] && csvs+=("$OUT/$name-peers.csv")
+# one process per library: each keeps its own memory pool, and together
+# they would hold the GPU's memory; JAX has no events, so it takes the copy
+# reference that torch measured
+copy=
+for systems in torch,torch.compile cupy,cupy.fuse jax; do
+    step "peers: $systems"
+    python3 bench/peers.py bench/workloads.kir --systems "$systems" --sizes "$sizes" --reps "$reps" --launch \
+        ${copy:+--copy-gbps "$copy"} --csv "$OUT/$name-peers-${systems%%,*}.csv" 2>&1 |
+        tee "$OUT/$name-peers-${systems%%,*}.txt" | grep -vE "^(cupy|torch|jax)" | head -20
+    csv=$OUT/$name-peers-${systems%%,*}.csv
+    [ -s "$csv" ] && csvs+=("$csv")
+    [ -z "$copy" ] && [ -s "$csv" ] && copy=$(awk -F, '$1 == "peers" && $2 == "copy" {print $5}' "$csv")
+done
 
 step "report"
 python3 bench/report.py --gpu "$gpu" --date "$date" --out-dir "$OUT" "${csvs[@]}"
