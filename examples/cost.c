@@ -204,6 +204,11 @@ int main(int argc, char **argv)
     } else if (cpu.ran) {
         printf("verdict: only the CPU ran.  A GPU would first need %.3f MB uploaded and afterwards %.3f MB\n"
                "  downloaded, for a kernel of %.3f flop/byte.\n", up / 1e6, down / 1e6, flops / bytes);
+    } else if (gpu.ran) {
+        printf("verdict: only the GPU ran (kfuse has no CPU backend here).  Its kernel takes %.3f ms; the\n"
+               "  copies its data needs take %.3f ms, %.0f%% of the time from host to host.\n", gpu.kernel_ms,
+               gpu.upload_ms + gpu.download_ms,
+               100 * (gpu.upload_ms + gpu.download_ms) / (gpu.upload_ms + gpu.kernel_ms + gpu.download_ms));
     }
     kf_module_free(mod);
     return rc;

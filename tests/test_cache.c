@@ -536,6 +536,7 @@ static kf_context *fake_context(const char *arch, const char *dir)
     list_init(&ctx->streams);
     list_init(&ctx->events);
     list_init(&ctx->programs);
+    list_init(&ctx->replays);
     kf_context_options o = { .cache_dir = dir, .cache_must_hit = 1, .warn = sink };
     CHECK_STATUS(kf_rt_cache_open(ctx, &o), KF_OK);
     ctx->default_stream = calloc(1, sizeof *ctx->default_stream);
