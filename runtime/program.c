@@ -295,6 +295,33 @@ static kf_status bind_output(kf_program *p, int j, kf_view *v, const int64_t *sy
     return kf_rt_check_view(ctx, v, "output", x->name);
 }
 
+/* Host memory of one run: from a buffer on the stack while it lasts (a
+ * call with a few kernels never reaches the heap), then from the heap. */
+typedef struct run_mem {
+    _Alignas(16) unsigned char stack[4096];
+    size_t used;
+    void *heap[8];
+    int nheap;
+} run_mem;
+
+/* n zeroed elements of size bytes each; NULL when out of memory. */
+static void *run_alloc(run_mem *m, size_t n, size_t size)
+{
+    size_t bytes = align_up((n + 1) * size, 16);
+    if (bytes <= sizeof m->stack - m->used) {
+        void *p = m->stack + m->used;
+        m->used += bytes;
+        return memset(p, 0, bytes);
+    }
+    return m->nheap < 8 ? (m->heap[m->nheap++] = calloc(1, bytes)) : NULL;
+}
+
+static void run_mem_free(run_mem *m)
+{
+    for (int i = 0; i < m->nheap; i++)
+        free(m->heap[i]);
+}
+
 /* Everything one run needs, resolved before anything is queued. */
 typedef struct run_state {
     int64_t symval[64];
@@ -331,6 +358,9 @@ kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ni
 
     run_state rs;
     memset(&rs, 0, sizeof rs);
+    run_mem mem;
+    mem.used = 0;
+    mem.nheap = 0;
     kf_status s = kf_rt_bind_inputs(ctx, g, inputs, ninputs, rs.symval);
     if (s != KF_OK)
         return s;
@@ -348,9 +378,9 @@ kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ni
     for (int i = 0; i < p->nk; i++)
         total_meta += (size_t)p->k[i].abi.meta_count;
     if (s == KF_OK) {
-        rs.meta = malloc((total_meta + 1) * sizeof *rs.meta);
-        rs.launch = malloc(((size_t)p->nk + 1) * sizeof *rs.launch);
-        rs.stored_off = malloc(((size_t)p->plan->nstored + 1) * sizeof *rs.stored_off);
+        rs.meta = run_alloc(&mem, total_meta, sizeof *rs.meta);
+        rs.launch = run_alloc(&mem, (size_t)p->nk, sizeof *rs.launch);
+        rs.stored_off = run_alloc(&mem, (size_t)p->plan->nstored, sizeof *rs.stored_off);
         if (!rs.meta || !rs.launch || !rs.stored_off)
             s = kf_rt_fail(ctx, KF_ERR_NO_MEMORY, "kf_run: out of host memory");
     }
@@ -371,8 +401,8 @@ kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ni
             maxnb = p->k[i].abi.nargs + p->k[i].abi.nouts;
     kf_view *stored_views = NULL;
     if (s == KF_OK) {
-        arrays = calloc((size_t)maxnb + 1, sizeof *arrays);
-        stored_views = calloc((size_t)p->plan->nstored + 1, sizeof *stored_views);
+        arrays = run_alloc(&mem, (size_t)maxnb, sizeof *arrays);
+        stored_views = run_alloc(&mem, (size_t)p->plan->nstored, sizeof *stored_views);
         if (!arrays || !stored_views)
             s = kf_rt_fail(ctx, KF_ERR_NO_MEMORY, "kf_run: out of host memory");
     }
@@ -427,7 +457,7 @@ kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ni
 
     /* Queue the launches. */
     kf_rt_arg *args = NULL;
-    if (s == KF_OK && !(args = calloc((size_t)maxnb + (size_t)nscalars + 4, sizeof *args)))
+    if (s == KF_OK && !(args = run_alloc(&mem, (size_t)maxnb + (size_t)nscalars + 4, sizeof *args)))
         s = kf_rt_fail(ctx, KF_ERR_NO_MEMORY, "kf_run: out of host memory");
     moff = 0;
     uint64_t launched = 0;
@@ -473,12 +503,7 @@ kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ni
     if (s == KF_OK)
         atomic_fetch_add_explicit(&ctx->runs, 1, memory_order_relaxed);
     kf_trace_end(ctx, t0, "launch enqueue", g->name);
-    free(args);
-    free(arrays);
-    free(stored_views);
-    free(rs.meta);
-    free(rs.launch);
-    free(rs.stored_off);
+    run_mem_free(&mem);
     if (s != KF_OK)
         for (int j = 0; j < bound; j++)
             if (allocated[j]) {

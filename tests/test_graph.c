@@ -342,8 +342,35 @@ static void test_large(void)
     kf_graph_free(g);
 }
 
+/* kf_graph_hash remembers its result; appending to the graph must not
+ * return the remembered one. */
+static void test_hash_after_append(void)
+{
+    kf_dim n = KF_SYM("n");
+    kf_graph *g = kf_graph_new("g"), *fresh = kf_graph_new("g");
+    kf_node x = kf_input(g, "x", KF_F32, 1, &n), fx = kf_input(fresh, "x", KF_F32, 1, &n);
+    kf_node y = kf_binary(g, KF_OP_ADD, x, x), fy = kf_binary(fresh, KF_OP_ADD, fx, fx);
+    CHECK_STATUS(kf_output(g, y, "y"), KF_OK);
+    CHECK_STATUS(kf_output(fresh, fy, "y"), KF_OK);
+    kf_hash before = hash_of(g), again = hash_of(g);
+    CHECK(hash_eq(before, again));
+    kf_node z = kf_binary(g, KF_OP_MUL, y, x);
+    CHECK_STATUS(kf_output(g, z, "z"), KF_OK);
+    CHECK_STATUS(kf_output(fresh, kf_binary(fresh, KF_OP_MUL, fy, fx), "z"), KF_OK);
+    kf_hash after = hash_of(g), want = hash_of(fresh);
+    CHECK(!hash_eq(after, before));
+    CHECK(hash_eq(after, want));
+    kf_graph *c = kf_graph_clone(g);
+    kf_hash ch = hash_of(c);
+    CHECK(hash_eq(ch, want));
+    kf_graph_free(c);
+    kf_graph_free(g);
+    kf_graph_free(fresh);
+}
+
 int main(void)
 {
+    test_hash_after_append();
     test_build_x5();
     test_hash_invariance();
     test_hash_stable();

@@ -231,6 +231,7 @@ kf_graph *kf_graph_clone(const kf_graph *g)
     if (!c)
         return NULL;
     *c = *g;
+    atomic_store(&c->hash_at, 0); /* passes rewrite a clone's nodes in place */
     c->name = NULL;
     c->nodes = NULL;
     c->inputs = NULL;

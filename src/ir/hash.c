@@ -120,6 +120,13 @@ kf_status kf_graph_hash(const kf_graph *g, kf_hash *out)
         return KF_ERR_INVALID_ARG;
     if (g->status != KF_OK)
         return g->status;
+    kf_graph *mg = (kf_graph *)g; /* only the cache below is written */
+    uint64_t at = (uint64_t)g->nnodes << 32 | (uint64_t)(uint32_t)g->noutputs | 1ull << 63;
+    if (atomic_load_explicit(&mg->hash_at, memory_order_acquire) == at) {
+        out->lo = atomic_load_explicit(&mg->hash_lo, memory_order_relaxed);
+        out->hi = atomic_load_explicit(&mg->hash_hi, memory_order_relaxed);
+        return KF_OK;
+    }
     kf_status st = KF_ERR_NO_MEMORY;
     uint8_t *live = calloc((size_t)g->nnodes + 1, 1);
     int32_t *num = malloc(((size_t)g->nsyms + 1) * sizeof *num);
@@ -160,6 +167,9 @@ kf_status kf_graph_hash(const kf_graph *g, kf_hash *out)
     XXH128_hash_t r = XXH3_128bits_digest(state);
     out->lo = r.low64;
     out->hi = r.high64;
+    atomic_store_explicit(&mg->hash_lo, out->lo, memory_order_relaxed);
+    atomic_store_explicit(&mg->hash_hi, out->hi, memory_order_relaxed);
+    atomic_store_explicit(&mg->hash_at, at, memory_order_release);
     st = KF_OK;
 done:
     XXH3_freeState(state);

@@ -6,6 +6,8 @@
 
 #include "kfuse.h"
 
+#include <stdatomic.h>
+
 /* -- Op table -------------------------------------------------------------- */
 
 typedef enum kf_kind { KF_KIND_LEAF, KF_KIND_EW, KF_KIND_INDEX, KF_KIND_REDUCE } kf_kind;
@@ -104,6 +106,11 @@ struct kf_graph {
     kf_status status;   /* first builder error, sticky */
     int32_t err_node;
     char err[512];
+    /* kf_graph_hash's last result and the sizes it was computed at (0:
+     * none).  The builder only appends nodes and outputs, so equal sizes
+     * mean an equal hash and a repeated kf_compile skips the hashing.
+     * Atomic: many threads may hash one graph at once. */
+    _Atomic uint64_t hash_at, hash_lo, hash_hi;
 };
 
 static inline const kf_irnode *kf_ir_node(const kf_graph *g, kf_node n) { return &g->nodes[n]; }
