@@ -2,7 +2,8 @@
 # On the GPU machine, one call: build (bench/gpu_env.sh), the whole test
 # suite with CUDA and NVIDIA's OpenCL (bench/gpu_check.sh), the seed-problem
 # examples at full size on CUDA (issue #8's targets), and the cache
-# benchmark (bench/cache_bench.sh, issue #5).  Everything goes to $OUT.
+# benchmark (bench/cache_bench.sh, issue #5), and the CPU backend benchmark
+# when a bundle from bench/cpu_host.sh pack is there.  Everything goes to $OUT.
 # Usage: bash bench/gpu_all.sh [NAME]   (NAME of the results, default h200-DATE)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -27,8 +28,25 @@ ex=build/gpu/tests
     step "first_call"
     KFUSE_CACHE_DIR=$(mktemp -d) build/gpu/first_call
 } 2>&1 | tee "$OUT/$name-examples.txt"
+step "where a warm first call goes: traces of fusec run in a new process, warm cache"
+for g in examples/x5.kir bench/chain40.kir; do
+    d=$(mktemp -d)
+    KFUSE_CACHE_DIR=$d build/gpu/fusec run "$g" --backend cuda --dim n=4096 >/dev/null
+    t=$OUT/warm-$(basename "$g" .kir).json
+    KFUSE_CACHE_DIR=$d KFUSE_TRACE=$t build/gpu/fusec run "$g" --backend cuda --dim n=4096 | tail -2
+    python3 - "$t" <<'PY'
+import json, sys
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "X" and e.get("cat") != "device"]
+for e in sorted(ev, key=lambda e: e["ts"])[:14]:
+    print(f'  {e["name"]:28s} {e["dur"]:9.1f} us  {e.get("args", {})}')
+PY
+done
 step "cache benchmark"
 cmake --build build/gpu --target cache_bench >/dev/null
 bash bench/cache_bench.sh "$name" --backend cuda --build build/gpu 2>&1 | tail -40
 cp bench/results/cache-"$name"*.md "$OUT/" 2>/dev/null
+if [ -f .cpubundle.tar.xz ]; then
+    step "CPU backend benchmark on this host (bench/cpu_host.sh)"
+    bash bench/cpu_host.sh run | tail -30
+fi
 step "done"

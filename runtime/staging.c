@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 /* Up to this many threads help the caller with a large staging memcpy. */
-#define KF_RT_COPY_WORKERS 3
+#define KF_RT_COPY_WORKERS 7
 /* Copies smaller than this are done by the caller alone. */
 #define KF_RT_COPY_SPLIT ((size_t)4 << 20)
 
