@@ -464,6 +464,10 @@ kf_status kf_store_open(const kf_store_config *cfg, kf_store **out, char *note, 
     if (rc != SQLITE_OK)
         goto fail;
     s->broken = false;
+    /* Prepare the lookup now (it reads the schema): the context is being
+     * created, and its first kf_compile should not pay for it.  A failure
+     * here is retried, and reported, by the lookup itself. */
+    query(s, Q_GET);
     *out = s;
     return KF_OK;
 fail:
