@@ -710,7 +710,7 @@ static kf_cg_variant force_variant(const kf_cg_kabi *a, kf_cg_variant picked, in
         return picked;
     kf_cg_variant f = (kf_cg_variant)force;
     if (a->kind == KF_KERNEL_REDUCE)
-        return (f == KF_CG_SEQ || f == KF_CG_TILE) ? f : picked;
+        return (f == KF_CG_SEQ || f == KF_CG_TILE || f == KF_CG_WARP) ? f : picked;
     if (f > KF_CG_S64)
         return picked;
     bool pc = picked == KF_CG_C32 || picked == KF_CG_C64, p64 = picked == KF_CG_C64 || picked == KF_CG_S64;
@@ -721,14 +721,17 @@ static kf_cg_variant force_variant(const kf_cg_kabi *a, kf_cg_variant picked, in
 }
 
 /* Run plan p of case c on inputs; outputs[i] get malloc'd data in the
- * graph's output order.  *index_error tells whether a take flagged. */
+ * graph's output order.  *index_error tells whether a take flagged;
+ * *seq_mask gets bit k when kernel k ran seq (its float sums in another
+ * order than tile, comb and warp, which give the same bits). */
 static bool cl_run(tcase *c, cl_program prog, const kf_host_array *inputs, const kf_rg_sizes *sz, const runopt *ro,
-                   void **outputs, bool *index_error)
+                   void **outputs, bool *index_error, uint64_t *seq_mask)
 {
     const kf_plan *p = c->pl.plan;
     const kf_graph *g = p->g;
     bool ok = true;
     *index_error = false;
+    *seq_mask = 0;
     dbuf *bufs = calloc((size_t)g->nnodes, sizeof *bufs);
     int64_t *symvals = calloc((size_t)g->nsyms + 1, sizeof *symvals);
     kf_cg_kabi *abi = malloc(sizeof *abi);
@@ -786,7 +789,11 @@ static bool cl_run(tcase *c, cl_program prog, const kf_host_array *inputs, const
                 kf_cg_variant f = force_variant(abi, L.l[0].variant, ro->force);
                 if (f != L.l[0].variant)
                     kf_cg_launch_variant(abi, meta, f, D.cu, ro->grid, &L);
+                if (L.n == 0)   /* warp where an output has more than one tile */
+                    kf_cg_launch_rule(abi, meta, NULL, D.cu, ro->grid, &L);
             }
+            if (L.n > 0 && L.l[0].variant == KF_CG_SEQ && k < 64)
+                *seq_mask |= 1ull << k;
         }
         cl_mem scratch = NULL;
         if (ok && L.scratch_bytes) {
@@ -1024,9 +1031,50 @@ static void test_abi(void)
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_SEQ);
         meta[2] = 65;
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_TILE);
+        /* warp: many outputs, 32 <= L <= 4096, the reduced dim contiguous in x */
+        meta[1] = 4096;
+        meta[2] = 1000;
+        kf_cg_launch_rule(a, meta, NULL, 0, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARP && L.l[0].grid == 512 && L.scratch_bytes == 0);
+        CHECK(strcmp(L.l[0].entry + strlen(L.l[0].entry) - 5, "_warp") == 0);
+        kf_cg_launch_rule(a, meta, NULL, 16, 0, &L);
+        CHECK(L.l[0].grid == 128);
+        meta[4] = -1;   /* reversed rows */
+        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_WARP);
+        meta[4] = 2;    /* padded rows: tile, or seq from 65536 outputs */
+        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_TILE);
+        meta[1] = 65536;
+        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_SEQ);
+        meta[4] = 1;
+        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_WARP);
+        meta[2] = 31;
+        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_SEQ);
+        meta[2] = 4097;  /* longer rows: tile, one chunk per output, one launch */
+        kf_cg_launch_rule(a, meta, NULL, 0, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_TILE && L.l[0].grid == 1024 && L.scratch_bytes == 0);
+        kf_cg_launch_variant(a, meta, KF_CG_WARP, 0, 0, &L);
+        CHECK(L.n == 0);
+        meta[1] = 4095;
+        meta[2] = 1000;
+        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_TILE);
         meta[1] = 0;
         kf_cg_launch_rule(a, meta, NULL, 0, 0, &L);
         CHECK(L.n == 0);
+    }
+    {   /* chunks of the tile variant: a function of (M, L) only */
+        uint64_t nc, ce;
+        kf_cg_red_chunks(1, (uint64_t)1 << 28, &nc, &ce);
+        CHECK(nc == 2048 && ce == 32 * 4096);
+        kf_cg_red_chunks(1, 4096, &nc, &ce);
+        CHECK(nc == 1 && ce == 4096);
+        kf_cg_red_chunks(3, 5000, &nc, &ce);
+        CHECK(nc == 2 && ce == 4096);
+        kf_cg_red_chunks(5, 0, &nc, &ce);
+        CHECK(nc == 1 && ce == 4096);
+        kf_cg_red_chunks(2048, 100000, &nc, &ce);
+        CHECK(nc == 1 && ce == 25 * 4096);
+        kf_cg_red_chunks(1000, 10 * 4096 + 1, &nc, &ce);
+        CHECK(nc == 3 && ce == 4 * 4096);
     }
     c = find_case("cols");
     if (a && c) {   /* min keepdims [1,n] and argmin [n] over axis 0 of [m,n] */
@@ -1176,13 +1224,14 @@ static void build_cases(int random_count)
  * reversed layouts, both reduction paths. */
 static const runopt runs_full[] = {
     { 0, 0, -1 }, { 0, 1, -1 }, { 0, 3, KF_CG_S32 }, { 0, 2, KF_CG_C64 }, { 0, 5, KF_CG_S64 },
-    { 1, 0, -1 }, { 2, 7, -1 }, { 0, 2, KF_CG_SEQ }, { 0, 0, KF_CG_TILE },
+    { 1, 0, -1 }, { 2, 7, -1 }, { 0, 2, KF_CG_SEQ }, { 0, 0, KF_CG_TILE }, { 1, 3, KF_CG_WARP },
 };
 static const runopt runs_random[] = {
     { 0, 0, -1 }, { 0, 1, -1 }, { 0, 3, KF_CG_S32 }, { 1, 0, -1 }, { 2, 7, -1 }, { 0, 2, KF_CG_SEQ }, { 0, 0, KF_CG_TILE },
+    { 0, 2, KF_CG_WARP },
 };
 static const runopt runs_short[] = {
-    { 0, 0, -1 }, { 1, 3, KF_CG_S32 }, { 2, 2, KF_CG_SEQ }, { 0, 1, KF_CG_TILE },
+    { 0, 0, -1 }, { 1, 3, KF_CG_S32 }, { 2, 2, KF_CG_SEQ }, { 0, 1, KF_CG_TILE }, { 1, 0, KF_CG_WARP },
 };
 /* the per-dtype graphs: the picked variant only (sizes small and mid reach
  * both reduction paths); every distinct entry launched costs a JIT on PoCL */
@@ -1203,19 +1252,24 @@ static void run_case(tcase *c, cl_program prog, const kf_rg_sizes *sz, uint64_t 
     if (s != KF_OK && s != KF_ERR_INDEX)
         goto done;
     bool have_first = false;
+    uint64_t first_seq = 0;
     for (int r = 0; r < nruns; r++) {
         bool ierr = false;
+        uint64_t seq = 0;
         double t0 = now();
-        bool ok = cl_run(c, prog, in, sz, &runs[r], got, &ierr);
+        bool ok = cl_run(c, prog, in, sz, &runs[r], got, &ierr, &seq);
         ocl_run_seconds += now() - t0;
         CHECK_MSG(ok, "%s: run %d failed", c->name, r);
         if (!ok)
             break;
         CHECK_MSG(ierr == (s == KF_ERR_INDEX), "%s (run %d): device index flag %d, interpreter %s", c->name, r, ierr,
                   kf_status_string(s));
-        /* forcing seq or tile changes the order of float sums: those runs
-         * are compared with the interpreter only */
-        bool reorders = runs[r].force == KF_CG_SEQ || runs[r].force == KF_CG_TILE;
+        /* seq folds float sums in another order than tile and warp (forced,
+         * or picked for a layout whose reduced dim is not contiguous): such
+         * runs are compared with the interpreter only */
+        if (!have_first)
+            first_seq = seq;
+        bool reorders = seq != first_seq;
         for (int o = 0; o < no; o++) {
             int64_t n = numel_of(ref[o].rank, ref[o].shape);
             kf_dtype t = ref[o].dtype;

@@ -549,25 +549,29 @@ static kf_program *compile_text(kf_context *ctx, const char *text)
     return p;
 }
 
-/* The f32 sum of x as the GPU kernels combine it (docs/codegen.md,
- * Determinism): seq up to 64 elements, else lanes j of 256 fold tile
- * elements j, j+256, ..., a fixed tree per tile, and the tiles the same way. */
-static float gpu_order_sum(const float *x, int64_t L)
+/* The f32 sum of x, one of M outputs of L elements, as the GPU kernels
+ * combine it (docs/codegen.md, Determinism): seq up to 64 elements (unless
+ * warp takes contiguous rows: M >= 4096, L >= 32; callers' rows are), else
+ * lanes j of 256 fold a chunk's elements j, j+256, ... (chunks of whole
+ * tiles of 4096, kf_cg_red_chunks), a fixed tree per chunk, and the chunks
+ * the same way. */
+static float gpu_order_sum(const float *x, int64_t L, int64_t M)
 {
     float acc = 0;
-    if (L <= 64) {
+    if (L <= KF_CG_SEQ_MAX && !(M >= KF_CG_WARP_OUTPUTS && L >= KF_CG_WARP_MIN)) {
         for (int64_t i = 0; i < L; i++)
             acc += x[i];
         return acc;
     }
-    int64_t nt = (L + 4095) / 4096;
-    float *part = malloc((size_t)nt * sizeof *part), lane[256];
-    for (int64_t t = 0; t < nt; t++) {
+    uint64_t nc, ce;
+    kf_cg_red_chunks((uint64_t)M, (uint64_t)L, &nc, &ce);
+    float *part = malloc((size_t)nc * sizeof *part), lane[256];
+    for (int64_t t = 0; part && t < (int64_t)nc; t++) {
         for (int j = 0; j < 256; j++)
             lane[j] = 0;
-        for (int k = 0; k < 16; k++)
+        for (int64_t k = 0; k < (int64_t)ce; k += 256)
             for (int j = 0; j < 256; j++) {
-                int64_t i = t * 4096 + k * 256 + j;
+                int64_t i = t * (int64_t)ce + k + j;
                 if (i < L)
                     lane[j] += x[i];
             }
@@ -576,12 +580,14 @@ static float gpu_order_sum(const float *x, int64_t L)
                 lane[j] += lane[j + s];
         part[t] = lane[0];
     }
-    if (nt == 1) {
+    if (!part) {
+        acc = NAN;
+    } else if (nc == 1) {
         acc = part[0];
     } else {
         for (int j = 0; j < 256; j++) {
             lane[j] = 0;
-            for (int64_t t = j; t < nt; t += 256)
+            for (int64_t t = j; t < (int64_t)nc; t += 256)
                 lane[j] += part[t];
         }
         for (int s = 128; s > 0; s >>= 1)
@@ -604,10 +610,11 @@ static void test_determinism(void)
                                       "  a = argmax x\n}\n");
     kf_program *rows = compile_text(ctx, "kfuse 1\ngraph r(x: f32[m, k]) -> (t) {\n  t = sum x, axes=[1]\n}\n");
     kf_program *cols = compile_text(ctx, "kfuse 1\ngraph c(x: f32[m, k]) -> (t) {\n  t = sum x, axes=[0]\n}\n");
-    static const int64_t lens[] = { 1, 63, 65, 4095, 4097, 1 << 20, (1 << 21) + 13 };
-    float *x = malloc(((size_t)(1 << 21) + 13) * sizeof *x);
+    /* (1 << 23) + 1: 2049 tiles, 1025 chunks of 2 tiles */
+    static const int64_t lens[] = { 1, 63, 65, 4095, 4097, 1 << 20, (1 << 21) + 13, (1 << 23) + 1 };
+    float *x = malloc(((size_t)(1 << 23) + 1) * sizeof *x);
     uint64_t h = 88172645463325252ull;
-    for (int64_t i = 0; x && i < (1 << 21) + 13; i++) {
+    for (int64_t i = 0; x && i < (1 << 23) + 1; i++) {
         h ^= h << 13, h ^= h >> 7, h ^= h << 17;
         x[i] = (float)((double)(h >> 11) / 9007199254740992.0 * 2 - 1) * (float)(1 + i % 1000);
     }
@@ -630,7 +637,7 @@ static void test_determinism(void)
             memcpy(&sum, got, 4);
             if (th == 7) {
                 memcpy(first, got, sizeof got);
-                float want = gpu_order_sum(x, L);
+                float want = gpu_order_sum(x, L, 1);
                 CHECK_MSG(memcmp(&sum, &want, 4) == 0, "sum of %lld: %a, the GPU order gives %a", (long long)L, sum,
                           want);
             } else {
@@ -642,19 +649,24 @@ static void test_determinism(void)
             kf_buffer_free(b);
         }
     }
-    /* per-row sums: every row in the GPU order, on any thread count */
-    int64_t shape[2] = { 37, 5000 };
-    for (int th = 7; rows && x && th >= 1; th = th == 7 ? 2 : th - 1) {
-        kf_cpu_tune(ctx->dev, th, 0);
-        kf_status sync;
-        float *t = run1(ctx, rows, KF_F32, x, 2, shape, 37 * 4, &sync);
-        int bad = 0;
-        for (int r = 0; t && r < 37; r++) {
-            float want = gpu_order_sum(x + r * 5000, 5000);
-            bad += memcmp(&t[r], &want, 4) != 0;
+    /* per-row sums: every row in the GPU order, on any thread count (tile
+     * with two tiles and comb; warp, the alias of tile, for 4100 rows of 40) */
+    static const int64_t rshapes[][2] = { { 37, 5000 }, { 4100, 40 } };
+    for (size_t c = 0; rows && x && c < sizeof rshapes / sizeof rshapes[0]; c++) {
+        int64_t mm = rshapes[c][0], kk = rshapes[c][1];
+        for (int th = 7; th >= 1; th = th == 7 ? 2 : th - 1) {
+            kf_cpu_tune(ctx->dev, th, 0);
+            kf_status sync;
+            float *t = run1(ctx, rows, KF_F32, x, 2, rshapes[c], (size_t)mm * 4, &sync);
+            int bad = 0;
+            for (int64_t r = 0; t && r < mm; r++) {
+                float want = gpu_order_sum(x + r * kk, kk, mm);
+                bad += memcmp(&t[r], &want, 4) != 0;
+            }
+            CHECK_MSG(t && bad == 0, "%d row sums of [%lld,%lld] differ from the GPU order on %d threads", bad,
+                      (long long)mm, (long long)kk, th);
+            free(t);
         }
-        CHECK_MSG(t && bad == 0, "%d row sums differ from the GPU order on %d threads", bad, th);
-        free(t);
     }
     /* column sums: output blocks folded side by side (tile with two tiles
      * and comb; seq), each column still in the GPU order */
@@ -670,7 +682,7 @@ static void test_determinism(void)
             for (int64_t j = 0; t && j < kk; j++) {
                 for (int64_t i = 0; i < mm; i++)
                     col[i] = x[i * kk + j];
-                float want = gpu_order_sum(col, mm);
+                float want = gpu_order_sum(col, mm, kk);
                 bad += memcmp(&t[j], &want, 4) != 0;
             }
             CHECK_MSG(t && bad == 0, "%d of %lld column sums of [%lld,%lld] differ from the GPU order on %d threads",

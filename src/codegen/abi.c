@@ -10,7 +10,8 @@
 #include <string.h>
 #include <xxhash.h>
 
-static const char *const variant_names[KF_CG_VARIANT_COUNT] = { "c32", "c64", "s32", "s64", "seq", "tile", "comb" };
+static const char *const variant_names[KF_CG_VARIANT_COUNT] = { "c32", "c64", "s32", "s64", "seq", "tile", "comb",
+                                                                    "warp" };
 
 const char *kf_cg_variant_name(kf_cg_variant v)
 {
@@ -422,7 +423,7 @@ void kf_cg_entry_name(const kf_cg_kabi *a, kf_cg_variant v, char *buf, size_t le
 {
     if (!len)
         return;
-    bool ew = v <= KF_CG_S64, red = v >= KF_CG_SEQ && v <= KF_CG_COMB;
+    bool ew = v <= KF_CG_S64, red = v >= KF_CG_SEQ && v <= KF_CG_WARP;
     if ((v == KF_CG_C32 && !a->has_c32) || (v == KF_CG_S32 && !a->has_s32))
         ew = false;
     if ((a->kind == KF_KERNEL_EW && ew) || (a->kind == KF_KERNEL_REDUCE && red))
@@ -523,11 +524,41 @@ static bool use_seq(uint64_t M, uint64_t L)
     return L <= KF_CG_SEQ_MAX || (M >= KF_CG_SEQ_OUTPUTS && L <= KF_CG_TILE_ELEMS);
 }
 
+void kf_cg_red_chunks(uint64_t M, uint64_t L, uint64_t *nchunks, uint64_t *chunk_elems)
+{
+    uint64_t ntiles = L > KF_CG_TILE_ELEMS ? (L + KF_CG_TILE_ELEMS - 1) / KF_CG_TILE_ELEMS : 1;
+    uint64_t want = M >= KF_CG_CHUNK_TARGET ? 1 : (KF_CG_CHUNK_TARGET + M - 1) / (M ? M : 1);
+    uint64_t n = ntiles < want ? ntiles : want;
+    uint64_t per = (ntiles + n - 1) / n;   /* tiles per chunk */
+    *nchunks = (ntiles + per - 1) / per;
+    *chunk_elems = per * KF_CG_TILE_ELEMS;
+}
+
+/* Is the innermost reduced dim (of size > 1) contiguous, stride -1, 0 or 1,
+ * in every argument read at the iteration point?  Then the 32 threads of a
+ * warp read 32 neighbouring elements. */
+static bool red_contiguous(const kf_cg_kabi *a, const int64_t *meta)
+{
+    int R = a->rank, d = R - 1;
+    while (d >= 0 && (!(a->axes & (1u << d)) || meta[1 + d] <= 1))
+        d--;
+    if (d < 0)
+        return false;
+    for (int b = 0; b < a->nargs; b++) {
+        int64_t s = meta[1 + R + b * R + d];
+        if ((a->buf_flags[b] & KF_CG_BUF_EW) && (s < -1 || s > 1))
+            return false;
+    }
+    return true;
+}
+
 kf_cg_variant kf_cg_pick_variant(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs)
 {
     if (a->kind == KF_KERNEL_REDUCE) {
         uint64_t M, L;
         red_sizes(a, meta, &M, &L);
+        if (M >= KF_CG_WARP_OUTPUTS && L >= KF_CG_WARP_MIN && L <= KF_CG_TILE_ELEMS && red_contiguous(a, meta))
+            return KF_CG_WARP;
         return use_seq(M, L) ? KF_CG_SEQ : KF_CG_TILE;
     }
     int R = a->rank, nb = a->nargs + a->nouts;
@@ -588,20 +619,25 @@ void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_varian
     } else {
         uint64_t M, L;
         red_sizes(a, meta, &M, &L);
-        if (M == 0 || (v != KF_CG_SEQ && v != KF_CG_TILE))
+        if (M == 0 || (v != KF_CG_SEQ && v != KF_CG_TILE && v != KF_CG_WARP) ||
+            (v == KF_CG_WARP && L > KF_CG_TILE_ELEMS))
             return;
         out->n = 1;
         if (v == KF_CG_SEQ) {
             out->l[0] = (kf_cg_launch){ v, "", grid_for(M, KF_CG_BLOCK, compute_units, grid_override), KF_CG_BLOCK };
+        } else if (v == KF_CG_WARP) {
+            uint64_t per_block = KF_CG_BLOCK / KF_CG_WARP_LANES;
+            out->l[0] = (kf_cg_launch){ v, "", grid_for(M, per_block, compute_units, grid_override), KF_CG_BLOCK };
         } else {
-            uint64_t ntiles = (L + KF_CG_TILE_ELEMS - 1) / KF_CG_TILE_ELEMS;
-            out->l[0] = (kf_cg_launch){ v, "", grid_for(M * ntiles, 1, compute_units, grid_override), KF_CG_BLOCK };
-            if (ntiles > 1) {
+            uint64_t nchunks, ce;
+            kf_cg_red_chunks(M, L, &nchunks, &ce);
+            out->l[0] = (kf_cg_launch){ v, "", grid_for(M * nchunks, 1, compute_units, grid_override), KF_CG_BLOCK };
+            if (nchunks > 1) {
                 out->n = 2;
                 out->l[1] = (kf_cg_launch){ KF_CG_COMB, "", grid_for(M, 1, compute_units, grid_override), KF_CG_BLOCK };
                 /* per reduction, in outs order: P values, then P i64 indices
                  * for argmin/argmax, each array 16-byte aligned (emit.c) */
-                uint64_t P = M * ntiles, bytes = 0;
+                uint64_t P = M * nchunks, bytes = 0;
                 for (int j = 0; j < a->nouts; j++) {
                     if (a->red_val[j])
                         bytes += (P * a->red_val[j] + 15) / 16 * 16;

@@ -12,7 +12,7 @@
  * where <hash8> is 8 lowercase hex digits of a structural hash of the kernel
  * (ops, dtypes, shapes, operands; never names) and <variant> is one of
  *     EW kernels:     c32 c64 s32 s64
- *     REDUCE kernels: seq tile comb
+ *     REDUCE kernels: seq tile comb warp
  * kf_cg_entry_name gives the name.  Every entry point is launched with a 1-D
  * grid of blocks of exactly KF_CG_BLOCK threads (OpenCL: local size
  * KF_CG_BLOCK, global size grid * KF_CG_BLOCK) and loops grid-stride, so any
@@ -67,11 +67,15 @@
  * when the iteration rank is 2 or more; elsewhere the 64-bit variant serves
  * and kf_cg_entry_name gives "" for the missing one.  REDUCE: seq = one thread per output, a sequential
  * loop over the reduced elements; tile = pass 1, one block per (output,
- * tile of KF_CG_TILE_ELEMS reduced elements), writing the output directly when the
- * reduced length fits one tile, else partials to scratch; comb = pass 2, one
- * block per output combining its tiles.  Which is used depends only on the
- * shape, and the combining order only on the shape: results are bitwise
- * identical for every grid size, every run, and across CUDA and OpenCL.
+ * chunk), a chunk being a run of tiles of KF_CG_TILE_ELEMS reduced elements
+ * (kf_cg_red_chunks), writing the output directly when an output has one
+ * chunk, else partials to scratch; comb = pass 2, one block per output
+ * combining its chunks; warp = one 32-thread group per output (reduced
+ * length <= KF_CG_TILE_ELEMS), the same bits as tile.  Which is used
+ * depends on the shape and on whether the reduced dim is contiguous in the
+ * inputs (seq or warp); the combining order depends only on the variant
+ * and the shape: results are bitwise identical for every grid size, every
+ * run, and across CUDA, OpenCL and the CPU.
  * kf_cg_pick_variant and kf_cg_launch_rule are the one implementation of
  * these choices for every backend.
  *
@@ -101,7 +105,7 @@ typedef struct kf_cg_caps {
 
 typedef enum kf_cg_variant {
     KF_CG_C32, KF_CG_C64, KF_CG_S32, KF_CG_S64,   /* EW kernels */
-    KF_CG_SEQ, KF_CG_TILE, KF_CG_COMB,            /* REDUCE kernels */
+    KF_CG_SEQ, KF_CG_TILE, KF_CG_COMB, KF_CG_WARP,/* REDUCE kernels */
     KF_CG_VARIANT_COUNT
 } kf_cg_variant;
 
@@ -110,6 +114,10 @@ enum {
     KF_CG_TILE_ELEMS = 4096, /* reduced elements per tile (16 per thread) */
     KF_CG_SEQ_MAX = 64,       /* reduced length up to which seq is used */
     KF_CG_SEQ_OUTPUTS = 65536,/* ... or up to KF_CG_TILE_ELEMS when there are this many outputs */
+    KF_CG_WARP_LANES = 32,    /* threads per output of warp (a CUDA warp) */
+    KF_CG_WARP_MIN = 32,      /* warp: reduced length at least this, at most KF_CG_TILE_ELEMS, */
+    KF_CG_WARP_OUTPUTS = 4096,/* ... at least this many outputs, reduced dim contiguous */
+    KF_CG_CHUNK_TARGET = 2048,/* tile: about this many (output, chunk) blocks when an output has several tiles */
     KF_CG_NAME_MAX = 256      /* bytes enough for any entry name */
 };
 
@@ -208,9 +216,17 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
 
 /* The launches when the first launch uses variant v (EW: any variant whose
  * conditions hold, see kf_cg_pick_variant; REDUCE: seq or tile, both
- * correct, though float sums then round differently): kf_cg_launch_rule is
- * this with v = kf_cg_pick_variant.  n = 0 when v does not fit the kind. */
+ * correct, though float sums then round differently, or warp when the
+ * reduced length is at most KF_CG_TILE_ELEMS): kf_cg_launch_rule is this
+ * with v = kf_cg_pick_variant.  n = 0 when v does not fit the kind. */
 void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int compute_units,
                           uint32_t grid_override, kf_cg_launches *out);
+
+/* The chunks of the tile variant for M outputs of L reduced elements:
+ * ntiles = max(1, ceil(L / KF_CG_TILE_ELEMS)); about
+ * min(ntiles, ceil(KF_CG_CHUNK_TARGET / M)) chunks of equal whole tiles per
+ * output (*nchunks), *chunk_elems reduced elements each (the last may be
+ * short).  A function of (M, L) only; the kernels compute the same. */
+void kf_cg_red_chunks(uint64_t M, uint64_t L, uint64_t *nchunks, uint64_t *chunk_elems);
 
 #endif /* KF_CODEGEN_H */

@@ -647,8 +647,9 @@ static const char *const variant_doc[KF_CG_VARIANT_COUNT] = {
     "strided, 32-bit indices",
     "strided, 64-bit indices",
     "one thread per output, reduced elements in order",
-    "pass 1: one block per (output, tile); final when one tile, else partials to scratch",
-    "pass 2: one block per output combines its tiles from scratch",
+    "pass 1: one block per (output, chunk of tiles); final when one chunk, else partials to scratch",
+    "pass 2: one block per output combines its chunks from scratch",
+    "one 32-thread group per output (at most one tile), the tile variant's order",
 };
 
 static void entry_head(E *e, kf_cg_variant v)
@@ -1242,17 +1243,24 @@ static void red_decl(E *e, const char *ind)
     kf_sb_free(&x);
 }
 
-/* Fold this point's sinks into the accumulators; ri is the reduced index. */
-static void red_fold_point(E *e, const char *ri, const char *ind)
+/* Fold this point's sinks into the accumulators; ri is the reduced index.
+ * slot NULL: accumulators acc<j>, ai<j>; else the warp variant's wa<j>[slot],
+ * wi<j>[slot]. */
+static void red_fold_point(E *e, const char *ri, const char *slot, const char *ind)
 {
     const kf_kernel *k = e->ki->k;
     for (int j = 0; j < k->nouts; j++) {
         if (!is_red(e, k->outs[j]))
             continue;
         red r = red_of(e, j);
-        char acc[16], ai[16], v[16], vi[64];
-        snprintf(acc, sizeof acc, "acc%d", j);
-        snprintf(ai, sizeof ai, "ai%d", j);
+        char acc[40], ai[40], v[16], vi[64];
+        if (slot) {
+            snprintf(acc, sizeof acc, "wa%d[%s]", j, slot);
+            snprintf(ai, sizeof ai, "wi%d[%s]", j, slot);
+        } else {
+            snprintf(acc, sizeof acc, "acc%d", j);
+            snprintf(ai, sizeof ai, "ai%d", j);
+        }
         snprintf(v, sizeof v, "r%d", j);
         snprintf(vi, sizeof vi, "(%s)%s", I64(e), ri);
         red_fold(e, &r, acc, ai, v, vi, ind);
@@ -1311,14 +1319,15 @@ static void sizes_ML(E *e, ix t)
     P("; /* outputs, reduced elements each */\n");
 }
 
-/* Visit one point: coordinates of reduced dims from ri, load, body, fold, EW stores. */
-static void red_point(E *e, ix t, const char *ri, const char *ind)
+/* Visit one point: coordinates of reduced dims from ri, load, body, fold
+ * (into slot, see red_fold_point), EW stores. */
+static void red_point(E *e, ix t, const char *ri, const char *slot, const char *ind)
 {
     coords_from(e, t, red_mask(e), ri, "u", ind);
     loads(e, ind, true);
     sinks_decl(e, ind);
     body_call(e, ind);
-    red_fold_point(e, ri, ind);
+    red_fold_point(e, ri, slot, ind);
     ew_stores(e, ind);
 }
 
@@ -1337,7 +1346,7 @@ static void emit_red_seq(E *e)
     coords_from(e, t, kept_mask(e), "o", "t", "        ");
     red_decl(e, "        ");
     P("        for (%s ri = 0; ri < L; ri++) {\n", t.IX);
-    red_point(e, t, "ri", "            ");
+    red_point(e, t, "ri", NULL, "            ");
     P("        }\n");
     red_final(e, "        ");
     P("    }\n}\n\n");
@@ -1356,6 +1365,19 @@ static void shared_decl(E *e)
         P("    %s %s kf_si[%d];\n", e->sp->shared, I64(e), KF_CG_BLOCK);
 }
 
+/* The chunks of the tile variant, as kf_cg_red_chunks computes them:
+ * nchunks per output of ce reduced elements (whole tiles) each. */
+static void chunks_decl(E *e, ix t, bool elems)
+{
+    P("    const %s ntiles = L > %d ? (L + %d) / %d : 1;\n", t.IX, KF_CG_TILE_ELEMS, KF_CG_TILE_ELEMS - 1,
+      KF_CG_TILE_ELEMS);
+    P("    const %s want = M >= %d ? 1 : (%d + M - 1) / (M ? M : 1);\n", t.IX, KF_CG_CHUNK_TARGET, KF_CG_CHUNK_TARGET);
+    P("    const %s per = (ntiles + (ntiles < want ? ntiles : want) - 1) / (ntiles < want ? ntiles : want);\n", t.IX);
+    P("    const %s nchunks = (ntiles + per - 1) / per; /* per output */\n", t.IX);
+    if (elems)
+        P("    const %s ce = per * %d; /* reduced elements per chunk */\n", t.IX, KF_CG_TILE_ELEMS);
+}
+
 /* Scratch layout: per reduction in outs order, P values then (argmin/argmax)
  * P i64 indices, each array rounded up to 16 bytes (abi.c sizes it). */
 static void scratch_decl(E *e, ix t, bool tile)
@@ -1367,7 +1389,7 @@ static void scratch_decl(E *e, ix t, bool tile)
         if (is_red(e, k->outs[j]))
             arrays += 1 + red_of(e, j).arg;
     if (tile || arrays > 1)   /* tile loops to np; offsets past the first array need it */
-        P("    const %s np = M * ntiles;\n", t.IX);
+        P("    const %s np = M * nchunks;\n", t.IX);
     P("    %s%s *sp = scratch;\n", sp->global, ST(e, KF_U8));
     size_t pending = 0;   /* bytes per partial of the previous array, added before the next */
     for (int j = 0; j < k->nouts; j++) {
@@ -1448,12 +1470,16 @@ static void block_reduce(E *e)
     }
 }
 
+/* Pass 1 of a long reduction: block w does chunk w % nchunks of output
+ * w / nchunks; thread lid folds the chunk's elements lid + 256 * i in order,
+ * 16 loads in flight per step of a tile, then the block tree. */
 static void emit_red_tile(E *e)
 {
     const kf_cg_kinfo *ki = e->ki;
     const kf_kernel *k = ki->k;
     const kf_cg_spell *sp = e->sp;
     ix t = ix_of(e, true);
+    int per = KF_CG_TILE_ELEMS / KF_CG_BLOCK;
     entry_head(e, KF_CG_TILE);
     shared_decl(e);
     prologue(e, true);
@@ -1461,22 +1487,32 @@ static void emit_red_tile(E *e)
     strides_decl(e, t, true);
     bcast_loads(e);
     sizes_ML(e, t);
-    P("    const %s ntiles = (L + %d) / %d;\n", t.IX, KF_CG_TILE_ELEMS - 1, KF_CG_TILE_ELEMS);
+    chunks_decl(e, t, true);
     P("    const %s lid = (%s)%s;\n", t.IX, t.IX, sp->lid);
     scratch_decl(e, t, true);
     P("    for (%s w = (%s)%s; w < np; w += (%s)%s) {\n", t.IX, t.IX, sp->bid, t.IX, sp->gdim);
     if (kept_mask(e))
-        P("        const %s o = w / ntiles;\n", t.IX);
-    P("        const %s tile = w %% ntiles;\n", t.IX);
+        P("        const %s o = w / nchunks;\n", t.IX);
+    P("        const %s r0 = w %% nchunks * ce, r1 = L - r0 < ce ? L : r0 + ce;\n", t.IX);
     coords_from(e, t, kept_mask(e), "o", "t", "        ");
     red_decl(e, "        ");
-    P("        for (int kk = 0; kk < %d; kk++) {\n", KF_CG_TILE_ELEMS / KF_CG_BLOCK);
-    P("            const %s ri = tile * %d + (%s)kk * %d + lid;\n", t.IX, KF_CG_TILE_ELEMS, t.IX, KF_CG_BLOCK);
-    P("            if (ri < L) {\n");
-    red_point(e, t, "ri", "                ");
+    P("        for (%s base = r0; base < r1; base += %d) {\n", t.IX, KF_CG_TILE_ELEMS);
+    /* a whole tile without guards (the loads go out together), the last
+     * part of a chunk with them */
+    const char *unroll = per * (k->nnodes + ki->nb) <= KF_CG_UNROLL_MAX ? sp->unroll : "";
+    for (int guard = 0; guard < 2; guard++) {
+        P(guard ? "            } else {\n" : "            if (base + %d <= r1) {\n", KF_CG_TILE_ELEMS);
+        if (unroll[0])
+            P("%s\n", unroll);
+        P("                for (int kk = 0; kk < %d; kk++) {\n", per);
+        P("                    const %s ri = base + (%s)kk * %d + lid;\n", t.IX, t.IX, KF_CG_BLOCK);
+        P(guard ? "                    if (ri < r1) {\n" : "                    (void)ri; /* unread when no coordinate is */\n");
+        red_point(e, t, "ri", NULL, guard ? "                        " : "                    ");
+        P(guard ? "                    }\n                }\n" : "                }\n");
+    }
     P("            }\n        }\n");
     block_reduce(e);
-    P("        if (lid == 0) {\n            if (ntiles == 1) {\n");
+    P("        if (lid == 0) {\n            if (nchunks == 1) {\n");
     red_final(e, "                ");
     P("            } else {\n");
     for (int j = 0; j < k->nouts; j++) {
@@ -1501,13 +1537,13 @@ static void emit_red_comb(E *e)
     dims_decl(e, t, (uint8_t)((1u << ki->R) - 1));
     strides_decl(e, t, false);
     sizes_ML(e, t);
-    P("    const %s ntiles = (L + %d) / %d;\n", t.IX, KF_CG_TILE_ELEMS - 1, KF_CG_TILE_ELEMS);
+    chunks_decl(e, t, false);
     P("    const %s lid = (%s)%s;\n", t.IX, t.IX, sp->lid);
     scratch_decl(e, t, false);
     P("    for (%s o = (%s)%s; o < M; o += (%s)%s) {\n", t.IX, t.IX, sp->bid, t.IX, sp->gdim);
     coords_from(e, t, kept_mask(e), "o", "t", "        ");
     red_decl(e, "        ");
-    P("        for (%s tt = lid; tt < ntiles; tt += %d) {\n", t.IX, KF_CG_BLOCK);
+    P("        for (%s tt = lid; tt < nchunks; tt += %d) {\n", t.IX, KF_CG_BLOCK);
     for (int j = 0; j < k->nouts; j++) {
         if (!is_red(e, k->outs[j]))
             continue;
@@ -1517,14 +1553,151 @@ static void emit_red_comb(E *e)
         snprintf(ai, sizeof ai, "ai%d", j);
         snprintf(b, sizeof b, "b%d", j);
         snprintf(ib, sizeof ib, "ib%d", j);
-        P("            const %s b%d = pv%d[o * ntiles + tt];\n", r.acc, j, j);
+        P("            const %s b%d = pv%d[o * nchunks + tt];\n", r.acc, j, j);
         if (r.arg)
-            P("            const %s ib%d = pi%d[o * ntiles + tt];\n", I64(e), j, j);
+            P("            const %s ib%d = pi%d[o * nchunks + tt];\n", I64(e), j, j);
         red_fold(e, &r, acc, ai, b, ib, "            ");
     }
     P("        }\n");
     block_reduce(e);
     P("        if (lid == 0) {\n");
+    red_final(e, "            ");
+    P("        }\n    }\n}\n\n");
+}
+
+/* The tree over the 32 threads of a group (lanes), the last steps of
+ * block_reduce: step s = 16 ... 1 folds lane + s into lane; lane 0 ends
+ * with the result in acc<j>, ai<j>.  Warp shuffles where the target has
+ * them, else the group's slots of local memory (every thread of the block
+ * reaches every barrier). */
+static void lane_reduce(E *e)
+{
+    const kf_cg_spell *sp = e->sp;
+    const kf_kernel *k = e->ki->k;
+    for (int j = 0; j < k->nouts; j++) {
+        if (!is_red(e, k->outs[j]))
+            continue;
+        red r = red_of(e, j);
+        char acc[16], ai[16];
+        snprintf(acc, sizeof acc, "acc%d", j);
+        snprintf(ai, sizeof ai, "ai%d", j);
+        if (sp->shfl_down) {
+            P("        for (int s = %d; s > 0; s >>= 1) {\n", KF_CG_WARP_LANES / 2);
+            P("            const %s b = %s%s, s);\n", r.acc, sp->shfl_down, acc);
+            if (r.arg)
+                P("            const %s ib = %s%s, s);\n", I64(e), sp->shfl_down, ai);
+            red_fold(e, &r, acc, ai, "b", "ib", "            ");
+            P("        }\n");
+            continue;
+        }
+        P("        {\n");
+        P("            %s%s *sv = (%s%s *)kf_sv;\n", sp->shared_ptr, r.acc, sp->shared_ptr, r.acc);
+        if (r.arg)
+            P("            %s%s *si = kf_si;\n", sp->shared_ptr, I64(e));
+        P("            sv[lid] = %s;\n", acc);
+        if (r.arg)
+            P("            si[lid] = %s;\n", ai);
+        P("            %s;\n", sp->barrier);
+        P("            for (%s s = %d; s > 0; s >>= 1) {\n", U32(e), KF_CG_WARP_LANES / 2);
+        P("                if (lane < s) {\n");
+        P("                    %s a = sv[lid];\n", r.acc);
+        if (r.arg)
+            P("                    %s ia = si[lid];\n", I64(e));
+        P("                    const %s b = sv[lid + s];\n", r.acc);
+        if (r.arg)
+            P("                    const %s ib = si[lid + s];\n", I64(e));
+        red_fold(e, &r, "a", "ia", "b", "ib", "                    ");
+        P("                    sv[lid] = a;\n");
+        if (r.arg)
+            P("                    si[lid] = ia;\n");
+        P("                }\n                %s;\n            }\n", sp->barrier);
+        P("            %s = sv[lid];\n", acc);
+        if (r.arg)
+            P("            %s = si[lid];\n", ai);
+        P("            %s;\n        }\n", sp->barrier);
+    }
+}
+
+/* One group of 32 threads per output of at most one tile (KF_CG_TILE_ELEMS
+ * elements), with the tile variant's bits: lane l keeps the accumulators of
+ * the tile's threads l + 32 * v (v = 0..7) in registers, folds their
+ * elements l + 32 * v + 256 * i in the same order (a group reads 32
+ * neighbouring elements per load), runs the tree's steps 128, 64, 32 in
+ * registers and 16 ... 1 across lanes.  The loop over outputs runs the same
+ * trip count in the whole block (barriers of lane_reduce); loads are
+ * guarded. */
+static void emit_red_warp(E *e)
+{
+    const kf_cg_kinfo *ki = e->ki;
+    const kf_kernel *k = ki->k;
+    const kf_cg_spell *sp = e->sp;
+    ix t = ix_of(e, true);
+    const int W = KF_CG_WARP_LANES, V = KF_CG_BLOCK / KF_CG_WARP_LANES, G = KF_CG_BLOCK / KF_CG_WARP_LANES;
+    entry_head(e, KF_CG_WARP);
+    if (!sp->shfl_down)
+        shared_decl(e);
+    prologue(e, true);
+    dims_decl(e, t, (uint8_t)((1u << ki->R) - 1));
+    strides_decl(e, t, true);
+    bcast_loads(e);
+    sizes_ML(e, t);
+    P("    const %s lid = (%s)%s, lane = lid %% %d;\n", t.IX, t.IX, sp->lid, W);
+    P("    for (%s ob = (%s)%s * %d; ob < M; ob += (%s)%s * %d) {\n", t.IX, t.IX, sp->bid, G, t.IX, sp->gdim, G);
+    P("        const %s o = ob + lid / %d;\n", t.IX, W);
+    coords_from(e, t, kept_mask(e), "o", "t", "        ");
+    kf_strbuf x = KF_STRBUF_INIT;
+    for (int j = 0; j < k->nouts; j++) {
+        if (!is_red(e, k->outs[j]))
+            continue;
+        red r = red_of(e, j);
+        kf_sb_reset(&x);
+        red_init(e, &r, &x);
+        P("        %s wa%d[%d];\n", r.acc, j, V);
+        if (r.arg)
+            P("        %s wi%d[%d];\n", I64(e), j, V);
+        P("%s\n        for (int vt = 0; vt < %d; vt++) {\n", sp->unroll, V);
+        P("            wa%d[vt] = %s;\n", j, kf_sb_str(&x));
+        if (r.arg)
+            P("            wi%d[vt] = 0x7fffffffffffffff%s;\n", j, sp->sfx_i64);
+        P("        }\n");
+    }
+    if (kf_sb_failed(&x))
+        e->o->oom = true;
+    kf_sb_free(&x);
+    /* whole rounds of 256 elements without guards (8 loads in flight), the
+     * rest with them */
+    P("        if (o < M) {\n");
+    P("            %s base = 0;\n", t.IX);
+    for (int guard = 0; guard < 2; guard++) {
+        P(guard ? "            if (base < L) {\n" : "            for (; base + %d <= L; base += %d) {\n", KF_CG_BLOCK,
+          KF_CG_BLOCK);
+        P("%s\n", sp->unroll);
+        P("                for (int vt = 0; vt < %d; vt++) {\n", V);
+        P("                    const %s ri = base + (%s)vt * %d + lane;\n", t.IX, t.IX, W);
+        P(guard ? "                    if (ri < L) {\n" : "                    (void)ri; /* unread when no coordinate is */\n");
+        red_point(e, t, "ri", "vt", guard ? "                        " : "                    ");
+        P(guard ? "                    }\n                }\n            }\n" : "                }\n            }\n");
+    }
+    P("        }\n");
+    for (int j = 0; j < k->nouts; j++) {
+        if (!is_red(e, k->outs[j]))
+            continue;
+        red r = red_of(e, j);
+        for (int s = V / 2; s > 0; s /= 2)   /* steps 128, 64, 32 of the block tree */
+            for (int v = 0; v < s; v++) {
+                char acc[40], ai[40], b[40], ib[40];
+                snprintf(acc, sizeof acc, "wa%d[%d]", j, v);
+                snprintf(ai, sizeof ai, "wi%d[%d]", j, v);
+                snprintf(b, sizeof b, "wa%d[%d]", j, v + s);
+                snprintf(ib, sizeof ib, "wi%d[%d]", j, v + s);
+                red_fold(e, &r, acc, ai, b, ib, "        ");
+            }
+        P("        %s acc%d = wa%d[0];\n", r.acc, j, j);
+        if (r.arg)
+            P("        %s ai%d = wi%d[0];\n", I64(e), j, j);
+    }
+    lane_reduce(e);
+    P("        if (o < M && lane == 0) {\n");
     red_final(e, "            ");
     P("        }\n    }\n}\n\n");
 }
@@ -1583,6 +1756,7 @@ static void emit_kernel(E *e)
         emit_red_seq(e);
         emit_red_tile(e);
         emit_red_comb(e);
+        emit_red_warp(e);
     }
 }
 

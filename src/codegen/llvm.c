@@ -1841,12 +1841,32 @@ static LLVMValueRef iabs(L *l, LLVMValueRef x)
     return LLVMBuildSelect(l->b, LLVMBuildICmp(l->b, LLVMIntSLT, x, c64(l, 0), ""), LLVMBuildSub(l->b, c64(l, 0), x, ""), x, "");
 }
 
-/* tile: unit w is (output w / ntiles, tile w % ntiles); lane j folds the
- * tile's elements j, j + 256, ... in order, then the tree.  One tile
- * writes the output, several write partials to scratch.  When the kept
- * dim is the more contiguous one (decided per launch from the strides of
- * the first arg), units are (output block, tile) instead and the lanes of
- * the block's outputs sit side by side: the same order per output. */
+/* The chunks of the tile variant (kf_cg_red_chunks): *nchunks per output of
+ * *ce reduced elements each. */
+static void red_chunks(L *l, LLVMValueRef M, LLVMValueRef Ln, LLVMValueRef *nchunks, LLVMValueRef *ce)
+{
+    LLVMValueRef ntiles = LLVMBuildSelect(
+        l->b, LLVMBuildICmp(l->b, LLVMIntUGT, Ln, c64(l, KF_CG_TILE_ELEMS), ""),
+        LLVMBuildUDiv(l->b, LLVMBuildAdd(l->b, Ln, c64(l, KF_CG_TILE_ELEMS - 1), ""), c64(l, KF_CG_TILE_ELEMS), ""),
+        c64(l, 1), "ntiles");
+    LLVMValueRef want = LLVMBuildSelect(
+        l->b, LLVMBuildICmp(l->b, LLVMIntUGE, M, c64(l, KF_CG_CHUNK_TARGET), ""), c64(l, 1),
+        LLVMBuildUDiv(l->b, LLVMBuildAdd(l->b, M, c64(l, KF_CG_CHUNK_TARGET - 1), ""), umax(l, M, c64(l, 1)), ""),
+        "want");
+    LLVMValueRef n = umin(l, ntiles, want);
+    LLVMValueRef per = LLVMBuildUDiv(l->b, LLVMBuildAdd(l->b, ntiles, LLVMBuildSub(l->b, n, c64(l, 1), ""), ""), n, "per");
+    *nchunks = LLVMBuildUDiv(l->b, LLVMBuildAdd(l->b, ntiles, LLVMBuildSub(l->b, per, c64(l, 1), ""), ""), per,
+                             "nchunks");
+    *ce = LLVMBuildMul(l->b, per, c64(l, KF_CG_TILE_ELEMS), "ce");
+}
+
+/* tile: unit w is (output w / nchunks, chunk w % nchunks) (the
+ * variable tile holds the chunk); lane j folds its elements j, j + 256, ...
+ * in order, then the tree.  One chunk writes the output, several write
+ * partials to scratch.  When the kept dim is the more contiguous one
+ * (decided per launch from the strides of the first arg), units are
+ * (output block, chunk) instead and the lanes of the block's outputs sit
+ * side by side: the same order per output. */
 static void emit_red_tile(L *l, LLVMValueRef body)
 {
     const kf_kernel *k = l->ki->k;
@@ -1872,9 +1892,9 @@ static void emit_red_tile(L *l, LLVMValueRef body)
     }
     LLVMValueRef M, Ln;
     sizes_ML(l, &v, &M, &Ln);
-    LLVMValueRef ntiles = LLVMBuildUDiv(l->b, LLVMBuildAdd(l->b, Ln, c64(l, KF_CG_TILE_ELEMS - 1), ""),
-                                        c64(l, KF_CG_TILE_ELEMS), "ntiles");
-    LLVMValueRef units = LLVMBuildMul(l->b, M, ntiles, "units"), use_block = NULL;
+    LLVMValueRef nchunks, ce;   /* chunks per output, and their length */
+    red_chunks(l, M, Ln, &nchunks, &ce);
+    LLVMValueRef units = LLVMBuildMul(l->b, M, nchunks, "units"), use_block = NULL;
     oblock ob;
     if (blocks) {
         oblock_sizes(l, &v, kin, B, M, &ob);
@@ -1882,10 +1902,10 @@ static void emit_red_tile(L *l, LLVMValueRef body)
         LLVMValueRef sr = buf_dim(l, a0, rin) ? iabs(l, v.st[a0 * R + rin]) : c64(l, 0);
         use_block = LLVMBuildAnd(l->b, LLVMBuildICmp(l->b, LLVMIntULT, sk, sr, ""),
                                  LLVMBuildICmp(l->b, LLVMIntUGE, ob.Mk, c64(l, 8), ""), "use_block");
-        units = LLVMBuildSelect(l->b, use_block, LLVMBuildMul(l->b, ob.blocks, ntiles, ""), units, "units");
+        units = LLVMBuildSelect(l->b, use_block, LLVMBuildMul(l->b, ob.blocks, nchunks, ""), units, "units");
     }
     variant_units(l, &v, units);
-    scratch_arrays(l, &v, LLVMBuildMul(l->b, M, ntiles, ""), pv, pi);
+    scratch_arrays(l, &v, LLVMBuildMul(l->b, M, nchunks, ""), pv, pi);
     LLVMValueRef w0 = umin(l, v.begin, units), w1 = umin(l, v.end, units);
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(l->cx, v.fn, "done");
     LLVMBasicBlockRef lane_path = LLVMAppendBasicBlockInContext(l->cx, v.fn, "lanes");
@@ -1895,11 +1915,11 @@ static void emit_red_tile(L *l, LLVMValueRef body)
         LLVMPositionBuilderAtEnd(l->b, block_path);
         loop lw, lk, lj, lo, lf;
         LLVMValueRef w = loop_open(l, &lw, w0, w1, "bw");
-        LLVMValueRef tile = LLVMBuildURem(l->b, w, ntiles, "tile");
-        oblock_enter(l, &v, &ob, LLVMBuildUDiv(l->b, w, ntiles, ""));
+        LLVMValueRef tile = LLVMBuildURem(l->b, w, nchunks, "tile");
+        oblock_enter(l, &v, &ob, LLVMBuildUDiv(l->b, w, nchunks, ""));
         lanes_init(l, &lb, c64(l, (long long)KF_CG_BLOCK * B));
-        LLVMValueRef rbase = LLVMBuildMul(l->b, tile, c64(l, KF_CG_TILE_ELEMS), "rbase");
-        LLVMValueRef lim = umin(l, LLVMBuildSub(l->b, Ln, rbase, ""), c64(l, KF_CG_TILE_ELEMS));
+        LLVMValueRef rbase = LLVMBuildMul(l->b, tile, ce, "rbase");
+        LLVMValueRef lim = umin(l, LLVMBuildSub(l->b, Ln, rbase, ""), ce);
         LLVMValueRef kk = loop_open(l, &lk, c64(l, 0), lim, "kk");
         LLVMValueRef cnt = umin(l, LLVMBuildSub(l->b, lim, kk, ""), c64(l, KF_CG_BLOCK));
         LLVMValueRef lane = loop_open(l, &lj, c64(l, 0), cnt, "lane");
@@ -1912,7 +1932,7 @@ static void emit_red_tile(L *l, LLVMValueRef body)
         loop_close(l, &lj, c64(l, 1));
         loop_close(l, &lk, c64(l, KF_CG_BLOCK));
         lanes_tree(l, &lb, B, ob.cnt);
-        LLVMValueRef one = LLVMBuildICmp(l->b, LLVMIntEQ, ntiles, c64(l, 1), "");
+        LLVMValueRef one = LLVMBuildICmp(l->b, LLVMIntEQ, nchunks, c64(l, 1), "");
         bo = loop_open(l, &lf, c64(l, 0), ob.cnt, "fin");
         LLVMBasicBlockRef fin = LLVMAppendBasicBlockInContext(l->cx, v.fn, "b.final");
         LLVMBasicBlockRef part = LLVMAppendBasicBlockInContext(l->cx, v.fn, "b.partial");
@@ -1922,7 +1942,7 @@ static void emit_red_tile(L *l, LLVMValueRef body)
         lanes_store(l, &v, &lb, bo, Ln, &ob, bo);
         LLVMBuildBr(l->b, next);
         LLVMPositionBuilderAtEnd(l->b, part);
-        LLVMValueRef at = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, LLVMBuildAdd(l->b, ob.first, bo, ""), ntiles, ""), tile, "");
+        LLVMValueRef at = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, LLVMBuildAdd(l->b, ob.first, bo, ""), nchunks, ""), tile, "");
         lanes_partial(l, &lb, bo, pv, pi, at);
         LLVMBuildBr(l->b, next);
         LLVMPositionBuilderAtEnd(l->b, next);
@@ -1936,12 +1956,12 @@ static void emit_red_tile(L *l, LLVMValueRef body)
     {
         loop lw, lk, lj;
         LLVMValueRef w = loop_open(l, &lw, w0, w1, "w");
-        LLVMValueRef o = LLVMBuildUDiv(l->b, w, ntiles, "o");
-        LLVMValueRef tile = LLVMBuildURem(l->b, w, ntiles, "tile");
+        LLVMValueRef o = LLVMBuildUDiv(l->b, w, nchunks, "o");
+        LLVMValueRef tile = LLVMBuildURem(l->b, w, nchunks, "tile");
         kept_point(l, &v, o);
         lanes_init(l, &ln, c64(l, KF_CG_BLOCK));
-        LLVMValueRef rbase = LLVMBuildMul(l->b, tile, c64(l, KF_CG_TILE_ELEMS), "rbase");
-        LLVMValueRef lim = umin(l, LLVMBuildSub(l->b, Ln, rbase, ""), c64(l, KF_CG_TILE_ELEMS));
+        LLVMValueRef rbase = LLVMBuildMul(l->b, tile, ce, "rbase");
+        LLVMValueRef lim = umin(l, LLVMBuildSub(l->b, Ln, rbase, ""), ce);
         LLVMValueRef kk = loop_open(l, &lk, c64(l, 0), lim, "kk");
         LLVMValueRef cnt = umin(l, LLVMBuildSub(l->b, lim, kk, ""), c64(l, KF_CG_BLOCK));
         LLVMValueRef lane = loop_open(l, &lj, c64(l, 0), cnt, "lane");
@@ -1954,7 +1974,7 @@ static void emit_red_tile(L *l, LLVMValueRef body)
         LLVMBasicBlockRef fin = LLVMAppendBasicBlockInContext(l->cx, v.fn, "final");
         LLVMBasicBlockRef part = LLVMAppendBasicBlockInContext(l->cx, v.fn, "partial");
         LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(l->cx, v.fn, "next");
-        LLVMBuildCondBr(l->b, LLVMBuildICmp(l->b, LLVMIntEQ, ntiles, c64(l, 1), ""), fin, part);
+        LLVMBuildCondBr(l->b, LLVMBuildICmp(l->b, LLVMIntEQ, nchunks, c64(l, 1), ""), fin, part);
         LLVMPositionBuilderAtEnd(l->b, fin);
         lanes_store(l, &v, &ln, c64(l, 0), Ln, NULL, NULL);
         LLVMBuildBr(l->b, next);
@@ -1999,10 +2019,10 @@ static void emit_red_comb(L *l)
     }
     LLVMValueRef M, Ln;
     sizes_ML(l, &v, &M, &Ln);
-    LLVMValueRef ntiles = LLVMBuildUDiv(l->b, LLVMBuildAdd(l->b, Ln, c64(l, KF_CG_TILE_ELEMS - 1), ""),
-                                        c64(l, KF_CG_TILE_ELEMS), "ntiles");
-    scratch_arrays(l, &v, LLVMBuildMul(l->b, M, ntiles, ""), pv, pi);
-    LLVMValueRef G = umax(l, LLVMBuildUDiv(l->b, c64(l, RED_UNIT_ELEMS), umax(l, ntiles, c64(l, 1)), ""), c64(l, 1));
+    LLVMValueRef nchunks, ce;   /* chunks per output (ce unused) */
+    red_chunks(l, M, Ln, &nchunks, &ce);
+    scratch_arrays(l, &v, LLVMBuildMul(l->b, M, nchunks, ""), pv, pi);
+    LLVMValueRef G = umax(l, LLVMBuildUDiv(l->b, c64(l, RED_UNIT_ELEMS), umax(l, nchunks, c64(l, 1)), ""), c64(l, 1));
     LLVMValueRef units = LLVMBuildUDiv(l->b, LLVMBuildAdd(l->b, M, LLVMBuildSub(l->b, G, c64(l, 1), ""), ""), G, "units");
     variant_units(l, &v, units);
     LLVMValueRef o0 = umin(l, LLVMBuildMul(l->b, umin(l, v.begin, units), G, ""), M);
@@ -2014,10 +2034,10 @@ static void emit_red_comb(L *l)
         if (ln.acc[j])
             v.base[k->nargs + j] = addr_of(l, &v, k->nargs + j, kept_mask(l), NULL);
     lanes_init(l, &ln, c64(l, KF_CG_BLOCK));
-    LLVMValueRef row = LLVMBuildMul(l->b, o, ntiles, "row");
+    LLVMValueRef row = LLVMBuildMul(l->b, o, nchunks, "row");
     loop lt;
-    LLVMValueRef t0 = loop_open(l, &lt, c64(l, 0), ntiles, "t0");
-    LLVMValueRef cnt = umin(l, LLVMBuildSub(l->b, ntiles, t0, ""), c64(l, KF_CG_BLOCK));
+    LLVMValueRef t0 = loop_open(l, &lt, c64(l, 0), nchunks, "t0");
+    LLVMValueRef cnt = umin(l, LLVMBuildSub(l->b, nchunks, t0, ""), c64(l, KF_CG_BLOCK));
     loop lj;
     LLVMValueRef lane = loop_open(l, &lj, c64(l, 0), cnt, "lane");
     LLVMValueRef at = LLVMBuildAdd(l->b, row, LLVMBuildAdd(l->b, t0, lane, ""), "");
@@ -2114,6 +2134,9 @@ static void emit_kernel(L *l)
         emit_red_seq(l, body);
         emit_red_tile(l, body);
         emit_red_comb(l);
+        /* warp runs only where an output is one tile: the tile variant
+         * then gives the same bits in one launch (docs/codegen.md) */
+        alias_variant(l, KF_CG_WARP, KF_CG_TILE);
     }
 }
 
