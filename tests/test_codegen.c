@@ -308,6 +308,12 @@ static void emit_case(tcase *c, const kf_cg_caps *devcaps)
                   a->param_bytes);
         free(a);
     }
+    /* sin and cos of one operand share one sincos call on both dialects */
+    if (strncmp(c->name, "sincos", 6) == 0 && c->cuda && c->ocl)
+        CHECK_MSG(strstr(c->cuda, "sincos") && !strstr(c->cuda, "= sinf(") && !strstr(c->cuda, "= cosf(") &&
+                      !strstr(c->cuda, "= sin(") && !strstr(c->cuda, "= cos(") && strstr(c->ocl, "= sincos(") &&
+                      !strstr(c->ocl, "= sin(") && !strstr(c->ocl, "= cos("),
+                  "%s: sin and cos of one operand are not one sincos call", c->name);
 }
 
 /* -- NVRTC ------------------------------------------------------------------------------------------ *

@@ -40,6 +40,11 @@ typedef struct kf_cg_spell {
     kf_cg_bin fadd[2], fsub[2], fmul[2], fdiv[2];   /* [0] f32, [1] f64: correctly rounded, never contracted */
     const char *fsqrt[2];           /* correctly rounded square root */
     const char *math[KF_OP_COUNT][2];      /* one-call functions by op, [0] f32, [1] f64 */
+    /* sin and cos of one operand in one call (one argument reduction),
+     * [0] f32, [1] f64: f(x, &sin, &cos), or sin = f(x, &cos) when
+     * sincos_returns_sin */
+    const char *sincos[2];
+    bool sincos_returns_sin;
     const char *half_helpers;       /* definitions of kf_h2f and kf_f2h */
     bool fp64_needs_cap;            /* f64 needs kf_cg_caps.fp64 */
     bool fp16_needs_cap;            /* f16 needs kf_cg_caps.fp16 */

@@ -547,6 +547,24 @@ static void item(lst *l, const char *fmt, ...)
     kf_sb_puts(l->o, b);
 }
 
+/* For the sin (cos) at kernel position i, the position of a later cos
+ * (sin) of the same f32 or f64 operand, computed with it by one sincos
+ * call; -1 when there is none. */
+static int32_t sincos_partner(const E *e, int i)
+{
+    const kf_kernel *k = e->ki->k;
+    const kf_irnode *x = nd(e, k->nodes[i]);
+    if ((x->op != KF_OP_SIN && x->op != KF_OP_COS) || (x->dtype != KF_F32 && x->dtype != KF_F64))
+        return -1;
+    kf_op want = x->op == KF_OP_SIN ? KF_OP_COS : KF_OP_SIN;
+    for (int j = i + 1; j < k->nnodes; j++) {
+        const kf_irnode *y = nd(e, k->nodes[j]);
+        if (y->op == want && y->dtype == x->dtype && y->args[0] == x->args[0])
+            return j;
+    }
+    return -1;
+}
+
 static void emit_body(E *e)
 {
     const kf_cg_kinfo *ki = e->ki;
@@ -573,10 +591,14 @@ static void emit_body(E *e)
         item(&l, "%s *r%d", CT(e, dt(e, sink(e, j))), j);
     P(")\n{\n");
     kf_strbuf xb = KF_STRBUF_INIT;
-    for (int i = 0; i < k->nnodes; i++) {
-        int32_t n = k->nodes[i];
+    /* cos and sin nodes already computed with their partner by one sincos */
+    bool *done = calloc((size_t)k->nnodes + 1, sizeof *done);
+    if (!done)
+        e->o->oom = true;
+    for (int i = 0; i < k->nnodes && done; i++) {
+        int32_t n = k->nodes[i], pj;
         const kf_irnode *x = nd(e, n);
-        if (kf_ir_op((kf_op)x->op)->kind == KF_KIND_REDUCE)
+        if (kf_ir_op((kf_op)x->op)->kind == KF_KIND_REDUCE || done[i])
             continue;
         S("    /* ");
         node_text(e, e->o, n);
@@ -612,6 +634,15 @@ static void emit_body(E *e)
             P("    const %s v%d = ok%d ? ", T, n, n);
             load_conv(e, e->o, t, ld);
             P(" : %s;\n", kf_dt_is_float(t) ? fzero(prec(t)) : "0");
+        } else if ((pj = sincos_partner(e, i)) >= 0) {
+            done[pj] = true;
+            int32_t sn = x->op == KF_OP_SIN ? n : k->nodes[pj], cn = x->op == KF_OP_SIN ? k->nodes[pj] : n;
+            const char *f = sp->sincos[x->dtype == KF_F64];
+            P("    %s v%d, v%d;\n", T, sn, cn);
+            if (sp->sincos_returns_sin)
+                P("    v%d = %s(%s, &v%d);\n", sn, f, a[0], cn);
+            else
+                P("    %s(%s, &v%d, &v%d);\n", f, a[0], sn, cn);
         } else {
             P("    const %s v%d = ", T, n);
             ew_expr(e, e->o, x, a);
@@ -627,6 +658,7 @@ static void emit_body(E *e)
     if (kf_sb_failed(&xb))
         e->o->oom = true;
     kf_sb_free(&xb);
+    free(done);
 }
 
 /* -- Entry points ----------------------------------------------------------------------------- */

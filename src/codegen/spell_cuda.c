@@ -39,6 +39,7 @@ const kf_cg_spell kf_cg_spell_cuda = {
     .fmul = { { "__fmul_rn(", ", ", ")" }, { "__dmul_rn(", ", ", ")" } },
     .fdiv = { { "__fdiv_rn(", ", ", ")" }, { "__ddiv_rn(", ", ", ")" } },
     .fsqrt = { "__fsqrt_rn", "__dsqrt_rn" },
+    .sincos = { "sincosf", "sincos" },
     .math = {
         [KF_OP_ABS] = { "fabsf", "fabs" },
         [KF_OP_CBRT] = { "cbrtf", "cbrt" },
