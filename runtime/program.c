@@ -153,9 +153,8 @@ static kf_status bind_kernels(kf_context *ctx, kf_program *p, char *msg, size_t 
         if (s == KF_OK)
             s = map_sources(p, i, msg, msglen);
         for (int v = 0; v < KF_CG_VARIANT_COUNT && s == KF_OK; v++) {
-            char name[KF_CG_NAME_MAX];
+            const char *name = rk->abi.entry[v];
             kf_rt_err err;
-            kf_cg_entry_name(&rk->abi, (kf_cg_variant)v, name, sizeof name);
             if (name[0] && (s = ctx->be->function(ctx->dev, p->mod, name, &rk->fn[v], &err)) != KF_OK)
                 snprintf(msg, msglen, "%s", err.msg);
         }

@@ -415,6 +415,8 @@ kf_status kf_cg_kernel_abi(const kf_plan *p, int k, kf_cg_kabi *a, char *err, si
     if (a->has_scratch)
         o = align_up(o, 8) + 8;
     a->param_bytes = o;
+    for (int v = 0; v < KF_CG_VARIANT_COUNT; v++)
+        kf_cg_entry_name(a, (kf_cg_variant)v, a->entry[v], sizeof a->entry[v]);
     kf_cg_kinfo_free(&ki);
     return KF_OK;
 }
@@ -649,7 +651,7 @@ void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_varian
         }
     }
     for (int i = 0; i < out->n; i++)
-        kf_cg_entry_name(a, out->l[i].variant, out->l[i].entry, sizeof out->l[i].entry);
+        out->l[i].entry = a->entry[out->l[i].variant];
 }
 
 void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units,

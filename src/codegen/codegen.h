@@ -166,6 +166,7 @@ typedef struct kf_cg_kabi {
     uint8_t buf_flags[KF_CG_MAX_BUFS]; /* KF_CG_BUF_* */
     uint8_t red_val[KF_CG_MAX_BUFS];   /* REDUCE: per out, accumulator bytes (0: not a reduction) */
     bool red_idx[KF_CG_MAX_BUFS];      /* REDUCE: per out, an argmin/argmax (partials carry an i64 index) */
+    char entry[KF_CG_VARIANT_COUNT][KF_CG_NAME_MAX]; /* kf_cg_entry_name of each variant, made once */
 } kf_cg_kabi;
 
 kf_status kf_cg_kernel_abi(const kf_plan *p, int k, kf_cg_kabi *out, char *err, size_t errlen);
@@ -196,7 +197,7 @@ kf_cg_variant kf_cg_pick_variant(const kf_cg_kabi *a, const int64_t *meta, const
 
 typedef struct kf_cg_launch {
     kf_cg_variant variant;
-    char entry[KF_CG_NAME_MAX];
+    const char *entry;  /* the entry point: a->entry[variant] of the kabi it was made from */
     uint32_t grid;      /* blocks; OpenCL global size = grid * block */
     uint32_t block;     /* threads per block: always KF_CG_BLOCK */
 } kf_cg_launch;
