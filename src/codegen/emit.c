@@ -1817,15 +1817,15 @@ static void helper_fminmax(E *e, kf_strbuf *o, int p, bool mn)
 {
     const kf_cg_spell *sp = e->sp;
     const char *F = ST(e, p ? KF_F64 : KF_F32), *nm = p ? "f64" : "f32";
-    const kf_cg_wrap *bitsw = p ? &sp->f64_to_bits : &sp->f32_to_bits;
-    const char *sign = p ? "0x8000000000000000" : "0x80000000u";
-    kf_sb_printf(o, "/* %s that propagates NaN; %s */\n", mn ? "min" : "max",
-                 mn ? "min(-0, +0) = -0" : "max(-0, +0) = +0");
+    const kf_cg_wrap *to = p ? &sp->f64_to_bits : &sp->f32_to_bits, *from = p ? &sp->f64_from_bits : &sp->f32_from_bits;
+    kf_sb_printf(o, "/* %s that propagates NaN; %s.  Selects, no branches: in a reduction's\n"
+                    " * inner loop this is most of the work. */\n",
+                 mn ? "min" : "max", mn ? "min(-0, +0) = -0" : "max(-0, +0) = +0");
     kf_sb_printf(o, "%s %s kf_f%s_%s(%s a, %s b)\n{\n", sp->fn, F, mn ? "min" : "max", nm, F, F);
-    kf_sb_printf(o, "    if (a != a)\n        return a;\n    if (b != b)\n        return b;\n");
-    kf_sb_printf(o, "    if (a %s b)\n        return a;\n    if (b %s a)\n        return b;\n", mn ? "<" : ">", mn ? "<" : ">");
-    kf_sb_printf(o, "    return (%sa%s & %s%s) ? %s : %s;\n}\n", bitsw->pre, bitsw->post, sign, p ? sp->sfx_u64 : "",
-                 mn ? "a" : "b", mn ? "b" : "a");
+    /* equal values are one bit pattern or two zeros: OR keeps -0, AND +0 */
+    kf_sb_printf(o, "    const %s eq = %s%sa%s %s %sb%s%s;\n", F, from->pre, to->pre, to->post, mn ? "|" : "&", to->pre,
+                 to->post, from->post);
+    kf_sb_printf(o, "    return a != a ? a : b != b ? b : a == b ? eq : a %s b ? a : b;\n}\n", mn ? "<" : ">");
 }
 
 static void emit_helpers(E *e, kf_strbuf *o)
