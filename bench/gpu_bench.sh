@@ -34,18 +34,24 @@ else
     step "no NVIDIA OpenCL device: OpenCL not measured"
 fi
 
-# one process per library: each keeps its own memory pool, and together
-# they would hold the GPU's memory; JAX has no events, so it takes the copy
-# reference that torch measured
+# one process per library and size: each library keeps its own memory
+# pool, and one process holding them all (or torch.compile's state across
+# sizes) ran out of GPU memory; every process uses the copy reference the
+# first one measured (JAX has no events to measure one)
 copy=
 for systems in torch,torch.compile cupy,cupy.fuse jax; do
-    step "peers: $systems"
-    python3 bench/peers.py bench/workloads.kir --systems "$systems" --sizes "$sizes" --reps "$reps" --launch \
-        ${copy:+--copy-gbps "$copy"} --csv "$OUT/$name-peers-${systems%%,*}.csv" 2>&1 |
-        tee "$OUT/$name-peers-${systems%%,*}.txt" | grep -vE "^(cupy|torch|jax)" | head -20
-    csv=$OUT/$name-peers-${systems%%,*}.csv
-    [ -s "$csv" ] && csvs+=("$csv")
-    [ -z "$copy" ] && [ -s "$csv" ] && copy=$(awk -F, '$1 == "peers" && $2 == "copy" {print $5}' "$csv")
+    lib=${systems%%,*}
+    launch=--launch
+    for s in ${sizes//,/ }; do
+        step "peers: $systems at 2^$s"
+        csv=$OUT/$name-peers-$lib-$s.csv
+        python3 bench/peers.py bench/workloads.kir --systems "$systems" --sizes "$s" --reps "$reps" $launch \
+            ${copy:+--copy-gbps "$copy"} --csv "$csv" 2>&1 | tee -a "$OUT/$name-peers-$lib.txt" |
+            grep -vE "^(cupy|torch|jax)" | head -20
+        launch=
+        [ -s "$csv" ] && csvs+=("$csv")
+        [ -z "$copy" ] && [ -s "$csv" ] && copy=$(awk -F, '$1 == "peers" && $2 == "copy" {print $5}' "$csv")
+    done
 done
 
 step "report"

@@ -227,6 +227,25 @@ def graph_fn(g, ops):
     """A function of the graph's inputs (in order) returning its outputs as a
     tuple, evaluated with ops.  Symbols come from the input shapes."""
 
+    def names(e):
+        if isinstance(e, str):
+            yield e
+        elif isinstance(e, tuple) and e[0] != "iota":
+            for a in e[1]:
+                yield from names(a)
+
+    # last_use[i]: the statement results no statement after i reads
+    last = {}
+    for i, (name, e) in enumerate(g["stmts"]):
+        last[name] = i
+        for n in names(e):
+            last[n] = i
+    last_use = {}
+    stmt_names = {name for name, _ in g["stmts"]}
+    for n, i in last.items():
+        if n in stmt_names and n not in g["outputs"]:
+            last_use.setdefault(i, []).append(n)
+
     def fn(*inputs):
         env = dict(zip([p[0] for p in g["params"]], inputs))
 
@@ -247,8 +266,10 @@ def graph_fn(g, ops):
                 return ops.iota(dt, [size(d) for d in dims], kw.get("axis", 0))
             return ops.call(op, [ev(a) for a in args], kw)
 
-        for name, e in g["stmts"]:
+        for i, (name, e) in enumerate(g["stmts"]):
             env[name] = ev(e)
+            for dead in last_use.get(i, ()):  # eager libraries: free temporaries as a program would
+                del env[dead]
         return tuple(env[o] for o in g["outputs"])
 
     return fn
@@ -323,6 +344,13 @@ class TorchLib(Lib):
         torch.zeros(1, device=self.dev)
         self.name_gpu = torch.cuda.get_device_name()
         self.ops = TorchOps(torch, self.dev)
+        # every graph's function shares one code object (graph_fn's fn), and
+        # each graph and shape is a recompile of it: past Dynamo's default
+        # limit of 8 it would silently run eager
+        for knob in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit",
+                     "accumulated_cache_size_limit"):
+            if hasattr(torch._dynamo.config, knob):
+                setattr(torch._dynamo.config, knob, 4096)
 
     def fn(self, variant, g):
         f = graph_fn(g, self.ops)
@@ -590,16 +618,17 @@ def main():
             csv.flush()
 
     # the reference copy: torch's copy_ where torch is there, else CuPy's
-    copy_gbps = a.copy_gbps
-    for lib in [] if copy_gbps else sorted((l for l in libs if not isinstance(l, JaxLib)), key=lambda l: not isinstance(l, TorchLib)):
+    copy_gbps = None
+    for lib in sorted((l for l in libs if not isinstance(l, JaxLib)), key=lambda l: not isinstance(l, TorchLib)):
         nbytes, gbps = measure_copy(lib)
         log(f"copy: {lib.variants[0]} device-to-device copy of {nbytes >> 20} MiB: {lib.copy_ms:.4f} ms, "
             f"{gbps:.1f} GB/s (read + written)")
         if copy_gbps is None:
             copy_gbps = gbps
             row("peers", "copy", nbytes, lib.copy_ms, gbps, gbps)
+    copy_gbps = a.copy_gbps or copy_gbps  # one reference for every process of a run
     if copy_gbps is None:
-        log("peers.py: no copy reference (JAX has no events): add torch or cupy")
+        log("peers.py: no copy reference (JAX has no events): add torch or cupy, or give --copy-gbps")
         return 1
 
     if a.launch and "x5" in graphs:
