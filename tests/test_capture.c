@@ -305,18 +305,9 @@ static void run_backend(kf_backend b, const char *name)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: test_capture cuda|opencl|cpu\n");
+    kf_backend b = rt_backend_arg("test_capture", argc == 2 ? argv[1] : NULL);
+    if (b == KF_BACKEND_AUTO)
         return 2;
-    }
-    kf_backend b = strcmp(argv[1], "cuda") == 0     ? KF_BACKEND_CUDA
-                   : strcmp(argv[1], "opencl") == 0 ? KF_BACKEND_OPENCL
-                   : strcmp(argv[1], "cpu") == 0    ? KF_BACKEND_CPU
-                                                    : KF_BACKEND_AUTO;
-    if (b == KF_BACKEND_AUTO) {
-        fprintf(stderr, "test_capture: unknown backend '%s'\n", argv[1]);
-        return 2;
-    }
     run_backend(b, argv[1]);
     return kf_test_done();
 }

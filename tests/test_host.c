@@ -427,18 +427,9 @@ static void test_errors(kf_context *ctx, kf_module *m)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: test_host cpu|opencl|cuda\n");
+    kf_backend b = rt_backend_arg("test_host", argc == 2 ? argv[1] : NULL);
+    if (b == KF_BACKEND_AUTO)
         return 2;
-    }
-    kf_backend b = strcmp(argv[1], "cuda") == 0     ? KF_BACKEND_CUDA
-                   : strcmp(argv[1], "opencl") == 0 ? KF_BACKEND_OPENCL
-                   : strcmp(argv[1], "cpu") == 0    ? KF_BACKEND_CPU
-                                                    : KF_BACKEND_AUTO;
-    if (b == KF_BACKEND_AUTO) {
-        fprintf(stderr, "test_host: unknown backend '%s'\n", argv[1]);
-        return 2;
-    }
     /* 3 slots of 64 KiB: chunks are capped by a slot and whole arrays of
      * 100000 elements go through the pool in pieces */
     kf_context_options o = { .backend = b, .device = 0, .staging_slots = 3, .staging_slot_bytes = 64 << 10 };

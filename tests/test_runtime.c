@@ -580,14 +580,9 @@ int main(int argc, char **argv)
         test_env();
         return kf_test_done();
     }
-    kf_backend b = strcmp(argv[1], "cuda") == 0     ? KF_BACKEND_CUDA
-                   : strcmp(argv[1], "opencl") == 0 ? KF_BACKEND_OPENCL
-                   : strcmp(argv[1], "cpu") == 0    ? KF_BACKEND_CPU
-                                                    : KF_BACKEND_AUTO;
-    if (b == KF_BACKEND_AUTO) {
-        fprintf(stderr, "test_runtime: unknown backend '%s'\n", argv[1]);
+    kf_backend b = rt_backend_arg("test_runtime", argv[1]);
+    if (b == KF_BACKEND_AUTO)
         return 2;
-    }
     test_hooks(b);
     test_backend(b, argc - 1, argv + 1);
     return kf_test_done();

@@ -157,18 +157,9 @@ static void *work(void *arg)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: test_threads cuda|opencl|cpu\n");
+    kf_backend b = rt_backend_arg("test_threads", argc == 2 ? argv[1] : NULL);
+    if (b == KF_BACKEND_AUTO)
         return 2;
-    }
-    kf_backend b = strcmp(argv[1], "cuda") == 0     ? KF_BACKEND_CUDA
-                   : strcmp(argv[1], "opencl") == 0 ? KF_BACKEND_OPENCL
-                   : strcmp(argv[1], "cpu") == 0    ? KF_BACKEND_CPU
-                                                    : KF_BACKEND_AUTO;
-    if (b == KF_BACKEND_AUTO) {
-        fprintf(stderr, "test_threads: unknown backend '%s'\n", argv[1]);
-        return 2;
-    }
     kf_context_options o = { .backend = b, .device = 0 };
     kf_context *ctx;
     char why[1024];

@@ -736,15 +736,9 @@ static int stray_files(const char *dir)
 
 int main(int argc, char **argv)
 {
-    kf_backend b = argc < 2                         ? KF_BACKEND_AUTO
-                   : strcmp(argv[1], "cuda") == 0   ? KF_BACKEND_CUDA
-                   : strcmp(argv[1], "opencl") == 0 ? KF_BACKEND_OPENCL
-                   : strcmp(argv[1], "cpu") == 0    ? KF_BACKEND_CPU
-                                                    : KF_BACKEND_AUTO;
-    if (b == KF_BACKEND_AUTO) {
-        fprintf(stderr, "usage: test_trace cuda|opencl|cpu\n");
+    kf_backend b = rt_backend_arg("test_trace", argc == 2 ? argv[1] : NULL);
+    if (b == KF_BACKEND_AUTO)
         return 2;
-    }
     test_json_reader();
     kf_context *probe = NULL;
     char why[1024];

@@ -171,4 +171,19 @@ static inline int64_t rt_compare(const void *got, const void *want, kf_dtype t, 
     return bad;
 }
 
+/* The backend a test names on its command line ("cuda", "opencl", "cpu");
+ * KF_BACKEND_AUTO, after a usage message on stderr naming prog, for a
+ * missing or unknown name. */
+static inline kf_backend rt_backend_arg(const char *prog, const char *name)
+{
+    kf_backend b = !name                         ? KF_BACKEND_AUTO
+                   : strcmp(name, "cuda") == 0   ? KF_BACKEND_CUDA
+                   : strcmp(name, "opencl") == 0 ? KF_BACKEND_OPENCL
+                   : strcmp(name, "cpu") == 0    ? KF_BACKEND_CPU
+                                                 : KF_BACKEND_AUTO;
+    if (b == KF_BACKEND_AUTO)
+        fprintf(stderr, "usage: %s cuda|opencl|cpu (got '%s')\n", prog, name ? name : "");
+    return b;
+}
+
 #endif
