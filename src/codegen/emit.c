@@ -1440,6 +1440,50 @@ static void scratch_decl(E *e, ix t, bool tile)
     }
 }
 
+/* Tree steps through the block's shared slots: store acc (ai) in slot lid,
+ * then for s = first, first / 2, ... > stop fold slot lid + s into slot lid
+ * where who < s, with a barrier after each step (every thread of the block
+ * reaches every barrier). */
+static void slot_steps(E *e, const red *r, const char *acc, const char *ai, int first, int stop, const char *who)
+{
+    const kf_cg_spell *sp = e->sp;
+    P("            %s%s *sv = (%s%s *)kf_sv;\n", sp->shared_ptr, r->acc, sp->shared_ptr, r->acc);
+    if (r->arg)
+        P("            %s%s *si = kf_si;\n", sp->shared_ptr, I64(e));
+    P("            sv[lid] = %s;\n", acc);
+    if (r->arg)
+        P("            si[lid] = %s;\n", ai);
+    P("            %s;\n", sp->barrier);
+    P("            for (%s s = %d; s > %d; s >>= 1) {\n", U32(e), first, stop);
+    P("                if (%s < s) {\n", who);
+    P("                    %s a = sv[lid];\n", r->acc);
+    if (r->arg)
+        P("                    %s ia = si[lid];\n", I64(e));
+    P("                    const %s b = sv[lid + s];\n", r->acc);
+    if (r->arg)
+        P("                    const %s ib = si[lid + s];\n", I64(e));
+    red_fold(e, r, "a", "ia", "b", "ib", "                    ");
+    P("                    sv[lid] = a;\n");
+    if (r->arg)
+        P("                    si[lid] = ia;\n");
+    P("                }\n                %s;\n            }\n", sp->barrier);
+}
+
+/* Steps 16 ... 1 across the lanes of a warp by shuffles, into acc (ai);
+ * in is the indent of the loop. */
+static void shuffle_steps(E *e, const red *r, const char *acc, const char *ai, const char *in)
+{
+    const kf_cg_spell *sp = e->sp;
+    char body[32];
+    snprintf(body, sizeof body, "%s    ", in);
+    P("%sfor (int s = %d; s > 0; s >>= 1) {\n", in, KF_CG_WARP_LANES / 2);
+    P("%sconst %s b = %s%s, s);\n", body, r->acc, sp->shfl_down, acc);
+    if (r->arg)
+        P("%sconst %s ib = %s%s, s);\n", body, I64(e), sp->shfl_down, ai);
+    red_fold(e, r, acc, ai, "b", "ib", body);
+    P("%s}\n", in);
+}
+
 /* Block-wide tree over KF_CG_BLOCK threads, same order on every target:
  * step s folds slot lid + s into slot lid; with warp shuffles the steps
  * below 64 run in registers of warp 0.  Thread 0 ends with the result. */
@@ -1455,27 +1499,7 @@ static void block_reduce(E *e)
         snprintf(acc, sizeof acc, "acc%d", j);
         snprintf(ai, sizeof ai, "ai%d", j);
         P("        {\n");
-        P("            %s%s *sv = (%s%s *)kf_sv;\n", sp->shared_ptr, r.acc, sp->shared_ptr, r.acc);
-        if (r.arg)
-            P("            %s%s *si = kf_si;\n", sp->shared_ptr, I64(e));
-        P("            sv[lid] = %s;\n", acc);
-        if (r.arg)
-            P("            si[lid] = %s;\n", ai);
-        P("            %s;\n", sp->barrier);
-        int stop = sp->shfl_down ? 32 : 0;
-        P("            for (%s s = %d; s > %d; s >>= 1) {\n", U32(e), KF_CG_BLOCK / 2, stop);
-        P("                if (lid < s) {\n");
-        P("                    %s a = sv[lid];\n", r.acc);
-        if (r.arg)
-            P("                    %s ia = si[lid];\n", I64(e));
-        P("                    const %s b = sv[lid + s];\n", r.acc);
-        if (r.arg)
-            P("                    const %s ib = si[lid + s];\n", I64(e));
-        red_fold(e, &r, "a", "ia", "b", "ib", "                    ");
-        P("                    sv[lid] = a;\n");
-        if (r.arg)
-            P("                    si[lid] = ia;\n");
-        P("                }\n                %s;\n            }\n", sp->barrier);
+        slot_steps(e, &r, acc, ai, KF_CG_BLOCK / 2, sp->shfl_down ? 32 : 0, "lid");
         if (sp->shfl_down) {
             P("            if (lid < 32) {\n");
             P("                %s = sv[lid];\n", acc);
@@ -1487,12 +1511,8 @@ static void block_reduce(E *e)
                 P("                    const %s ib = si[lid + 32];\n", I64(e));
             red_fold(e, &r, acc, ai, "b", "ib", "                    ");
             P("                }\n");
-            P("                for (int s = 16; s > 0; s >>= 1) {\n");
-            P("                    const %s b = %s%s, s);\n", r.acc, sp->shfl_down, acc);
-            if (r.arg)
-                P("                    const %s ib = %s%s, s);\n", I64(e), sp->shfl_down, ai);
-            red_fold(e, &r, acc, ai, "b", "ib", "                    ");
-            P("                }\n            }\n");
+            shuffle_steps(e, &r, acc, ai, "                ");
+            P("            }\n");
         } else {
             P("            %s = sv[0];\n", acc);
             if (r.arg)
@@ -1614,35 +1634,11 @@ static void lane_reduce(E *e)
         snprintf(acc, sizeof acc, "acc%d", j);
         snprintf(ai, sizeof ai, "ai%d", j);
         if (sp->shfl_down) {
-            P("        for (int s = %d; s > 0; s >>= 1) {\n", KF_CG_WARP_LANES / 2);
-            P("            const %s b = %s%s, s);\n", r.acc, sp->shfl_down, acc);
-            if (r.arg)
-                P("            const %s ib = %s%s, s);\n", I64(e), sp->shfl_down, ai);
-            red_fold(e, &r, acc, ai, "b", "ib", "            ");
-            P("        }\n");
+            shuffle_steps(e, &r, acc, ai, "        ");
             continue;
         }
         P("        {\n");
-        P("            %s%s *sv = (%s%s *)kf_sv;\n", sp->shared_ptr, r.acc, sp->shared_ptr, r.acc);
-        if (r.arg)
-            P("            %s%s *si = kf_si;\n", sp->shared_ptr, I64(e));
-        P("            sv[lid] = %s;\n", acc);
-        if (r.arg)
-            P("            si[lid] = %s;\n", ai);
-        P("            %s;\n", sp->barrier);
-        P("            for (%s s = %d; s > 0; s >>= 1) {\n", U32(e), KF_CG_WARP_LANES / 2);
-        P("                if (lane < s) {\n");
-        P("                    %s a = sv[lid];\n", r.acc);
-        if (r.arg)
-            P("                    %s ia = si[lid];\n", I64(e));
-        P("                    const %s b = sv[lid + s];\n", r.acc);
-        if (r.arg)
-            P("                    const %s ib = si[lid + s];\n", I64(e));
-        red_fold(e, &r, "a", "ia", "b", "ib", "                    ");
-        P("                    sv[lid] = a;\n");
-        if (r.arg)
-            P("                    si[lid] = ia;\n");
-        P("                }\n                %s;\n            }\n", sp->barrier);
+        slot_steps(e, &r, acc, ai, KF_CG_WARP_LANES / 2, 0, "lane");
         P("            %s = sv[lid];\n", acc);
         if (r.arg)
             P("            %s = si[lid];\n", ai);
