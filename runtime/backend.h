@@ -54,24 +54,27 @@ typedef struct kf_backend_ops {
     kf_status (*stream_wait)(void *dev, void *stream, void *event, kf_rt_err *err);
     kf_status (*event_sync)(void *dev, void *event, kf_rt_err *err);
     kf_status (*event_elapsed)(void *dev, void *start, void *end, float *ms, kf_rt_err *err);
-    /* Optional (NULL where not implemented): the identity of the compiler
-     * and of the fixed options it is given, for cache keys ("nvrtc 13.0
-     * -default-device").  Stays valid until close(dev). */
+    /* The members below are optional: NULL for a backend that has no such
+     * thing, and the core then does without.
+     *
+     * The identity of the compiler and of the fixed options it is given,
+     * for cache keys ("nvrtc 13.0 -default-device").  Stays valid until
+     * close(dev). */
     const char *(*compiler_id)(void *dev);
-    /* Optional (NULL where not implemented): host memory that copy() moves
-     * asynchronously by DMA (page-locked, "pinned"), at least 64-byte
-     * aligned.  host_free takes a pointer host_alloc gave. */
+    /* Host memory that copy() moves asynchronously by DMA (page-locked,
+     * "pinned"), at least 64-byte aligned.  host_free takes a pointer
+     * host_alloc gave. */
     kf_status (*host_alloc)(void *dev, size_t bytes, void **ptr, kf_rt_err *err);
     void (*host_free)(void *dev, void *ptr);
-    /* Optional (NULL where not implemented): for a backend whose events are
-     * the host clock, the CLOCK_MONOTONIC time in ns at which a recorded,
-     * completed event was reached.  Traces place device spans with it;
-     * without it they measure event_elapsed from a base event. */
+    /* For a backend whose events are the host clock, the CLOCK_MONOTONIC
+     * time in ns at which a recorded, completed event was reached.  Traces
+     * place device spans with it; without it they measure event_elapsed
+     * from a base event. */
     kf_status (*event_host_ns)(void *dev, void *event, uint64_t *ns, kf_rt_err *err);
-    /* Optional (NULL: kfuse records the calls itself, replay.c): capture
-     * what is queued on stream (never the default stream) from now on into
-     * a graph instead of running it; end the capture into a launchable
-     * graph; launch it on a stream; free it (launches in flight finish). */
+    /* Capture what is queued on stream (never the default stream) from now
+     * on into a graph instead of running it; end the capture into a
+     * launchable graph; launch it on a stream; free it (launches in flight
+     * finish).  Without them kfuse records the calls itself (replay.c). */
     kf_status (*capture_begin)(void *dev, void *stream, kf_rt_err *err);
     kf_status (*capture_end)(void *dev, void *stream, void **graph, kf_rt_err *err);
     kf_status (*graph_launch)(void *dev, void *graph, void *stream, kf_rt_err *err);

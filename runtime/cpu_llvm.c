@@ -332,7 +332,8 @@ static LLVMTargetMachineRef host_machine(const kf_cpu_host *h, kf_rt_err *err)
         LLVMDisposeMessage(msg);
         return NULL;
     }
-    /* PIC, small code model: RuntimeDyld resolves calls into libm through stubs */
+    /* PIC, small code model: the JIT's linker reaches libm, which may lie
+     * beyond a 32-bit displacement, through its own call trampolines */
     LLVMTargetMachineRef tm = LLVMCreateTargetMachine(t, h->triple, h->cpu, h->features, LLVMCodeGenLevelAggressive,
                                                       LLVMRelocPIC, LLVMCodeModelSmall);
     if (!tm)

@@ -33,6 +33,9 @@ struct kf_program {
     int nk;
     kf_rt_kernel *k;
     int ninputs, nscalars; /* array and scalar inputs of the graph */
+    size_t meta_total;     /* int64s of all kernels' meta blocks */
+    int max_bufs;          /* most buffers (args + outs) of one kernel */
+    bool has_err;          /* a kernel takes the take-error flag */
     kf_memo_entry *shared; /* the plan cache's program whose plan, module and kernels this one
                             * borrows; NULL when it owns them */
     _Atomic double kernel_rate; /* kf_run_host's measure (host.c) */
@@ -142,6 +145,9 @@ static kf_status map_sources(kf_program *p, int ki, char *err, size_t errlen)
 static kf_status bind_kernels(kf_context *ctx, kf_program *p, char *msg, size_t msglen)
 {
     p->nk = p->plan->nkernels;
+    p->meta_total = 0;
+    p->max_bufs = 0;
+    p->has_err = false;
     if (!(p->k = calloc((size_t)p->nk + 1, sizeof *p->k))) {
         snprintf(msg, msglen, "out of host memory");
         return KF_ERR_NO_MEMORY;
@@ -158,6 +164,11 @@ static kf_status bind_kernels(kf_context *ctx, kf_program *p, char *msg, size_t 
             if (name[0] && (s = ctx->be->function(ctx->dev, p->mod, name, &rk->fn[v], &err)) != KF_OK)
                 snprintf(msg, msglen, "%s", err.msg);
         }
+        /* what every run needs to size its host memory and scratch */
+        p->meta_total += (size_t)rk->abi.meta_count;
+        if (rk->abi.nargs + rk->abi.nouts > p->max_bufs)
+            p->max_bufs = rk->abi.nargs + rk->abi.nouts;
+        p->has_err |= rk->abi.has_err;
     }
     return s;
 }
@@ -229,6 +240,9 @@ kf_status kf_compile(kf_context *ctx, const kf_graph *g, kf_program **out)
         p->k = m->k;
         p->ninputs = m->ninputs;
         p->nscalars = m->nscalars;
+        p->meta_total = m->meta_total;
+        p->max_bufs = m->max_bufs;
+        p->has_err = m->has_err;
         p->shared = e;
     }
     if (s != KF_OK) {
@@ -326,7 +340,6 @@ typedef struct run_state {
     int64_t symval[64];
     int64_t *meta;         /* per kernel, abi.meta_count each */
     kf_cg_launches *launch;
-    size_t *stored_off;    /* byte offset of each stored node in the stored arena */
     size_t stored_bytes, partial_bytes;
 } run_state;
 
@@ -372,54 +385,34 @@ kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ni
     for (; bound < noutputs && s == KF_OK; bound++)
         s = bind_output(p, bound, &outputs[bound], rs.symval, capturing, &allocated[bound]);
 
-    /* Stored intermediates: dense, 256-byte aligned in the stored arena. */
-    size_t total_meta = 0;
-    for (int i = 0; i < p->nk; i++)
-        total_meta += (size_t)p->k[i].abi.meta_count;
-    if (s == KF_OK) {
-        rs.meta = run_alloc(&mem, total_meta, sizeof *rs.meta);
-        rs.launch = run_alloc(&mem, (size_t)p->nk, sizeof *rs.launch);
-        rs.stored_off = run_alloc(&mem, (size_t)p->plan->nstored, sizeof *rs.stored_off);
-        if (!rs.meta || !rs.launch || !rs.stored_off)
-            s = kf_rt_fail(ctx, KF_ERR_NO_MEMORY, "kf_run: out of host memory");
-    }
-    for (int j = 0; s == KF_OK && j < p->plan->nstored; j++) {
-        int32_t node = p->plan->stored[j];
-        int64_t shape[KF_MAX_RANK];
-        s = kf_rt_node_shape(ctx, g, node, rs.symval, shape);
-        rs.stored_off[j] = rs.stored_bytes;
-        rs.stored_bytes += align_up((size_t)numel(shape, g->nodes[node].rank) *
-                                        kf_dtype_size((kf_dtype)g->nodes[node].dtype), 256);
-    }
-
-    /* Meta blocks and launches of every kernel. */
     kf_cg_array *arrays = NULL;
-    int maxnb = 0;
-    for (int i = 0; i < p->nk; i++)
-        if (p->k[i].abi.nargs + p->k[i].abi.nouts > maxnb)
-            maxnb = p->k[i].abi.nargs + p->k[i].abi.nouts;
     kf_view *stored_views = NULL;
     if (s == KF_OK) {
-        arrays = run_alloc(&mem, (size_t)maxnb, sizeof *arrays);
+        rs.meta = run_alloc(&mem, p->meta_total, sizeof *rs.meta);
+        rs.launch = run_alloc(&mem, (size_t)p->nk, sizeof *rs.launch);
+        arrays = run_alloc(&mem, (size_t)p->max_bufs, sizeof *arrays);
         stored_views = run_alloc(&mem, (size_t)p->plan->nstored, sizeof *stored_views);
-        if (!arrays || !stored_views)
+        if (!rs.meta || !rs.launch || !arrays || !stored_views)
             s = kf_rt_fail(ctx, KF_ERR_NO_MEMORY, "kf_run: out of host memory");
     }
-    if (s == KF_OK)
+    /* Stored intermediates: dense, 256-byte aligned in the stored arena. */
+    for (int j = 0; s == KF_OK && j < p->plan->nstored; j++) {
+        int32_t node = p->plan->stored[j];
+        kf_dtype t = (kf_dtype)g->nodes[node].dtype;
+        int64_t shape[KF_MAX_RANK];
+        s = kf_rt_node_shape(ctx, g, node, rs.symval, shape);
+        stored_views[j] = kf_view_dense(NULL, rs.stored_bytes, t, g->nodes[node].rank, shape);
+        rs.stored_bytes += align_up((size_t)numel(shape, g->nodes[node].rank) * kf_dtype_size(t), 256);
+    }
+
+    bool locked = s == KF_OK;
+    if (locked)
         pthread_mutex_lock(&st->lock);
     /* a capture notes what the run uses: freeing it disables the replay */
     if (s == KF_OK)
         s = kf_rt_capture_use(st, p);
     for (int i = 0; s == KF_OK && i < ninputs + noutputs; i++)
         s = kf_rt_capture_use(st, i < ninputs ? inputs[i].buf : outputs[i - ninputs].buf);
-    bool locked = s == KF_OK;
-    for (int j = 0; s == KF_OK && j < p->plan->nstored; j++) {
-        int32_t node = p->plan->stored[j];
-        int64_t shape[KF_MAX_RANK];
-        kf_rt_node_shape(ctx, g, node, rs.symval, shape);
-        stored_views[j] = kf_view_dense(NULL, rs.stored_off[j], (kf_dtype)g->nodes[node].dtype,
-                                        g->nodes[node].rank, shape);
-    }
     char msg[512] = "";
     size_t moff = 0;
     for (int i = 0; s == KF_OK && i < p->nk; i++) {
@@ -448,15 +441,12 @@ kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ni
         s = kf_rt_arena(ctx, st, 0, rs.stored_bytes);
     if (s == KF_OK)
         s = kf_rt_arena(ctx, st, 1, rs.partial_bytes);
-    bool need_flag = false;
-    for (int i = 0; i < p->nk; i++)
-        need_flag |= p->k[i].abi.has_err;
-    if (s == KF_OK && need_flag)
+    if (s == KF_OK && p->has_err)
         s = kf_rt_flag(ctx, st);
 
     /* Queue the launches. */
     kf_rt_arg *args = NULL;
-    if (s == KF_OK && !(args = run_alloc(&mem, (size_t)maxnb + (size_t)nscalars + 4, sizeof *args)))
+    if (s == KF_OK && !(args = run_alloc(&mem, (size_t)p->max_bufs + (size_t)nscalars + 4, sizeof *args)))
         s = kf_rt_fail(ctx, KF_ERR_NO_MEMORY, "kf_run: out of host memory");
     moff = 0;
     uint64_t launched = 0;

@@ -5,8 +5,7 @@
  * every span checked against the calls made and kf_context_stats.  Then
  * the trace_path option, two contexts on one path, an unwritable path, and
  * no trace at all.  Usage: test_trace cuda|opencl|cpu */
-#include "check.h"
-#include "kfsample.h"
+#include "cache_util.h"
 #include "strbuf.h"
 
 #include <dirent.h>
@@ -749,14 +748,11 @@ int main(int argc, char **argv)
         return kf_test_done();
     }
     kf_context_destroy(probe);
-    char dir[] = "/tmp/kfuse-trace-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
+    char dir[512];
+    temp_dir(dir, sizeof dir, "trace");
     scripted(b, dir);
     options(b, dir);
     CHECK(stray_files(dir) == 0);
-    char path[1100];
-    snprintf(path, sizeof path, "%s/trace.json", dir);
-    unlink(path);
-    rmdir(dir);
+    rm_rf(dir);
     return kf_test_done();
 }
