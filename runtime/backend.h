@@ -31,6 +31,8 @@ typedef struct kf_backend_ops {
     /* Target description for codegen and cache keys ("sm_90", OpenCL
      * device + driver), and the generated-source language. */
     kf_status (*compile)(void *dev, const char *src, size_t len, void **bin, size_t *binlen, kf_rt_err *err);
+    /* Load a compiled binary; bin is not used after the call returns (it
+     * may point into the disk cache's row). */
     kf_status (*load)(void *dev, const void *bin, size_t binlen, void **mod, kf_rt_err *err);
     void (*unload)(void *dev, void *mod);
     kf_status (*function)(void *dev, void *mod, const char *name, void **fn, kf_rt_err *err);

@@ -158,30 +158,47 @@ static double now_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
+/* Loads a blob from the disk cache where it lies (kf_store_sink). */
+typedef struct load_sink {
+    kf_store_sink sink;
+    kf_context *ctx;
+    const char *name;
+    void **mod;
+    size_t len;
+    kf_status status;
+    kf_rt_err err;
+} load_sink;
+
+static bool load_take(kf_store_sink *self, const void *bin, size_t len)
+{
+    load_sink *l = (load_sink *)self;
+    uint64_t t0 = kf_trace_begin(l->ctx);
+    l->status = l->ctx->be->load(l->ctx->dev, bin, len, l->mod, &l->err);
+    kf_trace_end(l->ctx, t0, "module load", l->name);
+    l->len = len;
+    return l->status == KF_OK;
+}
+
 kf_status kf_rt_cache_module(kf_context *ctx, const kf_cache_prep *prep, void **mod, char *msg, size_t msglen)
 {
     kf_rt_cache *rc = ctx->cache;
     kf_cache *c = rc->c;
+    load_sink ls = { { load_take }, ctx, prep->name, mod, 0, KF_OK, { { 0 } } };
+    uint64_t t0 = kf_trace_begin(ctx);
+    kf_store_result r = rc->keyed ? kf_cache_fetch(c, &prep->key, &ls.sink) : KF_STORE_MISS;
+    kf_trace_end(ctx, t0, "cache lookup (disk)", r == KF_STORE_HIT ? "hit" : "miss");
+    if (r == KF_STORE_HIT) {
+        /* counted here, not in the sink: the store's lock is held there */
+        kf_cache_add(c, KF_CC_DISK_HITS, 1);
+        kf_cache_add(c, KF_CC_BYTES_READ, ls.len);
+        return KF_OK;
+    }
+    if (r == KF_STORE_REFUSED)
+        kf_cache_reject(c, &prep->key, ls.err.msg);
     kf_rt_err err;
     err.msg[0] = 0;
     void *bin = NULL;
     size_t len = 0;
-    uint64_t t0 = kf_trace_begin(ctx);
-    kf_store_result r = rc->keyed ? kf_cache_fetch(c, &prep->key, &bin, &len) : KF_STORE_MISS;
-    kf_trace_end(ctx, t0, "cache lookup (disk)", r == KF_STORE_HIT ? "hit" : "miss");
-    if (r == KF_STORE_HIT) {
-        t0 = kf_trace_begin(ctx);
-        kf_status s = ctx->be->load(ctx->dev, bin, len, mod, &err);
-        kf_trace_end(ctx, t0, "module load", prep->name);
-        free(bin);
-        if (s == KF_OK) {
-            kf_cache_add(c, KF_CC_DISK_HITS, 1);
-            kf_cache_add(c, KF_CC_BYTES_READ, len);
-            return KF_OK;
-        }
-        kf_cache_reject(c, &prep->key, err.msg);
-        err.msg[0] = 0;
-    }
     kf_cache_add(c, KF_CC_MISSES, 1);
     const kf_cache_settings *set = kf_cache_get_settings(c);
     if (set->must_hit) {

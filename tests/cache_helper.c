@@ -333,10 +333,10 @@ static int cmd_writer(int argc, char **argv)
         snprintf(src, sizeof src, "synthetic source %llu", (unsigned long long)id);
         kf_cache_key k;
         kf_cache_key_make(&k, &t, src, strlen(src));
-        void *got = NULL;
-        size_t len = 0;
+        kf_store_copy got;
+        kf_store_copy_init(&got);
         char msg[700];
-        kf_store_result r = kf_store_get(s, &k, &got, &len, msg, sizeof msg);
+        kf_store_result r = kf_store_get(s, &k, &got.sink, msg, sizeof msg);
         if (r == KF_STORE_BAD) {
             printf("BAD %s\n", msg);
             fflush(stdout);
@@ -344,13 +344,13 @@ static int cmd_writer(int argc, char **argv)
         }
         if (r == KF_STORE_HIT) {
             /* what comes back is what was stored under this key */
-            const unsigned char *g = got;
-            bool ok = len >= 1024 && len <= 256 * 1024;
-            for (size_t j = 0; ok && j < len; j++)
+            const unsigned char *g = got.blob;
+            bool ok = got.len >= 1024 && got.len <= 256 * 1024;
+            for (size_t j = 0; ok && j < got.len; j++)
                 ok = g[j] == (unsigned char)(id & 0xff);
-            free(got);
+            free(got.blob);
             if (!ok) {
-                printf("WRONG entry %llu: %zu bytes\n", (unsigned long long)id, len);
+                printf("WRONG entry %llu: %zu bytes\n", (unsigned long long)id, got.len);
                 fflush(stdout);
                 return 3;
             }

@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <xxhash.h>
 
 static kf_module *parse(const char *text)
 {
@@ -233,11 +234,11 @@ static void synthetic_key(kf_cache_key *k, kf_cache_target *t, const char *src)
 
 static bool present(kf_store *s, const kf_cache_key *k)
 {
-    void *b = NULL;
-    size_t n = 0;
+    kf_store_copy got;
+    kf_store_copy_init(&got);
     char msg[600];
-    kf_store_result r = kf_store_get(s, k, &b, &n, msg, sizeof msg);
-    free(b);
+    kf_store_result r = kf_store_get(s, k, &got.sink, msg, sizeof msg);
+    free(got.blob);
     return r == KF_STORE_HIT;
 }
 
@@ -284,18 +285,19 @@ static void test_store(void)
     kf_cache_target te;
     kf_cache_key e;
     synthetic_key(&e, &te, "e");
-    void *got = NULL;
-    size_t len = 0;
-    CHECK(kf_store_claim(s, &e, 0, &got, &len, msg, sizeof msg) == KF_STORE_CLAIMED);
+    kf_store_copy got;
+    kf_store_copy_init(&got);
+    CHECK(kf_store_claim(s, &e, 0, &got.sink, msg, sizeof msg) == KF_STORE_CLAIMED);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    CHECK(kf_store_claim(s2, &e, 150, &got, &len, msg, sizeof msg) == KF_STORE_CLAIMED);
+    CHECK(kf_store_claim(s2, &e, 150, &got.sink, msg, sizeof msg) == KF_STORE_CLAIMED);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double waited = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
     CHECK_MSG(waited >= 140, "waited %.0f ms for a live claim", waited);
     CHECK_STATUS(kf_store_put(s, &e, "e", 1, blob, 4096, 1, NULL, msg, sizeof msg), KF_OK);
-    CHECK(kf_store_claim(s2, &e, 150, &got, &len, msg, sizeof msg) == KF_STORE_HIT && len == 4096);
-    free(got);
+    CHECK(kf_store_claim(s2, &e, 150, &got.sink, msg, sizeof msg) == KF_STORE_HIT && got.len == 4096 &&
+          memcmp(got.blob, blob, 4096) == 0);
+    free(got.blob);
     pid_t child = fork();
     if (child == 0)
         _exit(0);
@@ -315,7 +317,7 @@ static void test_store(void)
     CHECK(sqlite3_exec(h, sqlbuf, NULL, NULL, NULL) == SQLITE_OK);
     sqlite3_close(h);
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    CHECK(kf_store_claim(s2, &f, 5000, &got, &len, msg, sizeof msg) == KF_STORE_CLAIMED);
+    CHECK(kf_store_claim(s2, &f, 5000, &got.sink, msg, sizeof msg) == KF_STORE_CLAIMED);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     waited = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
     CHECK_MSG(waited < 1000, "waited %.0f ms for a dead process's claim", waited);
@@ -713,6 +715,21 @@ static kf_stats both(const char *dir)
     return s;
 }
 
+/* Every entry's blob becomes text that is no program binary, with its
+ * length and checksum made to match: only the driver can tell. */
+static void unloadable(const char *db)
+{
+    static const char junk[] = "this is not a program binary";
+    XXH128_canonical_t c;
+    XXH128_canonicalFromHash(&c, XXH3_128bits(junk, sizeof junk));
+    char hex[33], stmt[400];
+    kf_cache_hex(c.digest, hex);
+    snprintf(stmt, sizeof stmt,
+             "UPDATE payload SET blob = CAST('%s' AS BLOB) || x'00'; UPDATE entry SET blob_len = %zu, blob_hash = x'%s'",
+             junk, sizeof junk, hex);
+    sql(db, stmt);
+}
+
 static void test_faults(void)
 {
     char tmp[256], dir[300], db[400], side[420];
@@ -738,6 +755,16 @@ static void test_faults(void)
     CHECK(warn_count == 1 && s.warnings == 2);
     CHECK_CONTAINS(warn_last, "is damaged");
     s = both(dir); /* recompiled and stored again */
+    CHECK(s.compiles == 0 && s.disk_hits == 2 && warn_count == 0);
+
+    /* blobs that pass their checks but that the driver will not load */
+    unloadable(db);
+    s = both(dir);
+    CHECK_MSG(s.dropped == 2 && s.compiles == 2 && s.disk_hits == 0, "dropped %llu compiles %llu",
+              (unsigned long long)s.dropped, (unsigned long long)s.compiles);
+    CHECK(warn_count == 1 && s.warnings == 2);
+    CHECK_CONTAINS(warn_last, "the driver refused");
+    s = both(dir);
     CHECK(s.compiles == 0 && s.disk_hits == 2 && warn_count == 0);
 
     /* key material that does not match (a collision) is a miss, not a hit */

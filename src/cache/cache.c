@@ -118,15 +118,13 @@ static void store_error(kf_cache *c, const char *msg)
     }
 }
 
-kf_store_result kf_cache_fetch(kf_cache *c, const kf_cache_key *k, void **blob, size_t *len)
+kf_store_result kf_cache_fetch(kf_cache *c, const kf_cache_key *k, kf_store_sink *sink)
 {
-    *blob = NULL;
-    *len = 0;
     if (!c->store)
         return KF_STORE_MISS;
     char msg[700];
-    kf_store_result r = kf_store_get(c->store, k, blob, len, msg, sizeof msg);
-    if (r == KF_STORE_HIT)
+    kf_store_result r = kf_store_get(c->store, k, sink, msg, sizeof msg);
+    if (r == KF_STORE_HIT || r == KF_STORE_REFUSED)
         return r;
     if (r == KF_STORE_BAD) {
         kf_cache_add(c, KF_CC_DROPPED, 1);
@@ -137,8 +135,8 @@ kf_store_result kf_cache_fetch(kf_cache *c, const kf_cache_key *k, void **blob, 
     }
     if (c->set.must_hit)
         return KF_STORE_MISS;
-    r = kf_store_claim(c->store, k, CLAIM_WAIT_MS, blob, len, msg, sizeof msg);
-    if (r == KF_STORE_HIT)
+    r = kf_store_claim(c->store, k, CLAIM_WAIT_MS, sink, msg, sizeof msg);
+    if (r == KF_STORE_HIT || r == KF_STORE_REFUSED)
         return r;
     if (r == KF_STORE_BAD) {
         kf_cache_add(c, KF_CC_DROPPED, 1);

@@ -214,25 +214,43 @@ const char *kf_store_path(const kf_store *s);
 
 typedef enum kf_store_result {
     KF_STORE_MISS,      /* no entry */
-    KF_STORE_HIT,       /* *blob holds the verified binary */
+    KF_STORE_HIT,       /* the sink took the verified binary */
     KF_STORE_BAD,       /* an entry failed its checks and was dropped; msg says which */
     KF_STORE_CLAIMED,   /* kf_store_claim: this process compiles it */
-    KF_STORE_ERROR      /* the database failed; msg says how */
+    KF_STORE_ERROR,     /* the database failed; msg says how */
+    KF_STORE_REFUSED    /* the sink could not use the binary; the sink says why */
 } kf_store_result;
 
+/* Where a binary read from the store goes.  take() gets the verified blob
+ * in place, in SQLite's row, valid only during the call (the store's lock
+ * is held): a driver loads it from there, with no copy, which in a new
+ * process saves faulting in a blob-sized buffer.  It returns false when it
+ * cannot use the blob, keeping the reason itself; it must not call into
+ * the store or the cache (their locks are held). */
+typedef struct kf_store_sink {
+    bool (*take)(struct kf_store_sink *self, const void *blob, size_t len);
+} kf_store_sink;
+/* A sink that copies: after a hit, blob is malloc'ed (free it). */
+typedef struct kf_store_copy {
+    kf_store_sink sink;
+    void *blob;
+    size_t len;
+} kf_store_copy;
+void kf_store_copy_init(kf_store_copy *c);
+
 /* Look k up; on a hit the material was compared and the blob's length and
- * checksum checked, *blob is malloc'ed (free it) and the entry's last use
- * and hit count are updated. */
-kf_store_result kf_store_get(kf_store *s, const kf_cache_key *k, void **blob, size_t *len, char *msg,
-                             size_t msglen);
+ * checksum checked, the blob given to sink and the entry's last use and
+ * hit count updated. */
+kf_store_result kf_store_get(kf_store *s, const kf_cache_key *k, kf_store_sink *sink, char *msg, size_t msglen);
 /* Before compiling k: claim it, so that other processes wait for this
  * compile instead of repeating it.  When another live process holds the
  * claim, waits (up to wait_ms) until its entry appears (KF_STORE_HIT with
- * the blob, as kf_store_get) or its claim goes; returns KF_STORE_CLAIMED
- * when this process should compile (claim held, or none could be taken:
- * compile anyway).  A claim is released by kf_store_put or kf_store_unclaim. */
-kf_store_result kf_store_claim(kf_store *s, const kf_cache_key *k, int wait_ms, void **blob, size_t *len,
-                               char *msg, size_t msglen);
+ * the blob given to sink, as kf_store_get) or its claim goes; returns
+ * KF_STORE_CLAIMED when this process should compile (claim held, or none
+ * could be taken: compile anyway).  A claim is released by kf_store_put or
+ * kf_store_unclaim. */
+kf_store_result kf_store_claim(kf_store *s, const kf_cache_key *k, int wait_ms, kf_store_sink *sink, char *msg,
+                               size_t msglen);
 void kf_store_unclaim(kf_store *s, const kf_cache_key *k);
 /* Store blob under k (name and nkernels describe it in listings).  Evicts
  * least recently used entries until the total is within the cap; *evicted
@@ -309,11 +327,11 @@ kf_store *kf_cache_store(kf_cache *c);
 void kf_cache_warn(kf_cache *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* A compile that missed memory: look the key up on disk (claiming it when
- * absent so that no other process compiles it at the same time).  HIT with
- * the blob, or MISS (compile, then kf_cache_put or kf_cache_unclaim).  Bad
- * entries and database failures are warned about, counted and seen as a
- * miss. */
-kf_store_result kf_cache_fetch(kf_cache *c, const kf_cache_key *k, void **blob, size_t *len);
+ * absent so that no other process compiles it at the same time).  HIT when
+ * sink took the blob, REFUSED when it could not, or MISS (compile, then
+ * kf_cache_put or kf_cache_unclaim).  Bad entries and database failures
+ * are warned about, counted and seen as a miss. */
+kf_store_result kf_cache_fetch(kf_cache *c, const kf_cache_key *k, kf_store_sink *sink);
 void kf_cache_put(kf_cache *c, const kf_cache_key *k, const char *name, int nkernels, const void *blob, size_t len,
                   double compile_ms);
 void kf_cache_unclaim(kf_cache *c, const kf_cache_key *k);

@@ -723,7 +723,7 @@ static bool text_eq(sqlite3_stmt *st, int col, const char *want)
     return t && strcmp((const char *)t, want) == 0;
 }
 
-static kf_store_result get_locked(kf_store *s, const kf_cache_key *k, void **blob, size_t *len, char *msg,
+static kf_store_result get_locked(kf_store *s, const kf_cache_key *k, kf_store_sink *sink, char *msg,
                                   size_t msglen)
 {
     if (s->broken || !s->db) {
@@ -777,16 +777,7 @@ static kf_store_result get_locked(kf_store *s, const kf_cache_key *k, void **blo
         if (hashlen != 16 || memcmp(h, want_hash, 16) != 0)
             bad = "its checksum does not match";
     }
-    kf_store_result r = KF_STORE_HIT;
-    if (!bad) {
-        if ((*blob = malloc((size_t)n)) == NULL) {
-            snprintf(msg, msglen, "out of memory reading a %lld-byte cache entry", (long long)n);
-            r = KF_STORE_ERROR;
-        } else {
-            memcpy(*blob, data, (size_t)n);
-            *len = (size_t)n;
-        }
-    }
+    kf_store_result r = bad ? KF_STORE_BAD : sink->take(sink, data, (size_t)n) ? KF_STORE_HIT : KF_STORE_REFUSED;
     sqlite3_reset(st);
     if (bad) {
         char hex[33];
@@ -811,16 +802,26 @@ static kf_store_result get_locked(kf_store *s, const kf_cache_key *k, void **blo
     return r;
 }
 
-kf_store_result kf_store_get(kf_store *s, const kf_cache_key *k, void **blob, size_t *len, char *msg, size_t msglen)
+static bool copy_take(kf_store_sink *self, const void *blob, size_t len)
 {
-    *blob = NULL;
-    *len = 0;
+    kf_store_copy *c = (kf_store_copy *)self;
+    if (!(c->blob = malloc(len)))
+        return false;
+    memcpy(c->blob, blob, len);
+    c->len = len;
+    return true;
+}
+
+void kf_store_copy_init(kf_store_copy *c) { *c = (kf_store_copy){ { copy_take }, NULL, 0 }; }
+
+kf_store_result kf_store_get(kf_store *s, const kf_cache_key *k, kf_store_sink *sink, char *msg, size_t msglen)
+{
     if (msg && msglen)
         msg[0] = 0;
-    if (!s || !k)
+    if (!s || !k || !sink)
         return KF_STORE_ERROR;
     pthread_mutex_lock(&s->lock);
-    kf_store_result r = get_locked(s, k, blob, len, msg, msglen);
+    kf_store_result r = get_locked(s, k, sink, msg, msglen);
     pthread_mutex_unlock(&s->lock);
     return r;
 }
@@ -915,11 +916,9 @@ static int claim_peek(kf_store *s, const kf_cache_key *k)
     return result;
 }
 
-kf_store_result kf_store_claim(kf_store *s, const kf_cache_key *k, int wait_ms, void **blob, size_t *len, char *msg,
+kf_store_result kf_store_claim(kf_store *s, const kf_cache_key *k, int wait_ms, kf_store_sink *sink, char *msg,
                                size_t msglen)
 {
-    *blob = NULL;
-    *len = 0;
     if (msg && msglen)
         msg[0] = 0;
     if (!s || !k || s->ro)
@@ -934,8 +933,8 @@ kf_store_result kf_store_claim(kf_store *s, const kf_cache_key *k, int wait_ms, 
             r = claim_once(s, k);
         kf_store_result res = KF_STORE_CLAIMED;
         if (r == 1) {
-            res = get_locked(s, k, blob, len, msg, msglen);
-            if (res != KF_STORE_HIT) /* damaged or gone: compile it here */
+            res = get_locked(s, k, sink, msg, msglen);
+            if (res != KF_STORE_HIT && res != KF_STORE_REFUSED) /* damaged or gone: compile it here */
                 res = res == KF_STORE_BAD ? KF_STORE_BAD : KF_STORE_CLAIMED;
         }
         pthread_mutex_unlock(&s->lock);
