@@ -270,10 +270,11 @@ static void emit_case(tcase *c, const kf_cg_caps *devcaps)
 {
     if (!c->fused)
         return;
-    kf_cg_caps all = { true, true };
-    c->cuda = emit(c, KF_TARGET_CUDA, NULL, KF_OK, NULL);
+    /* CUDA as for sm_80 and later: every NVRTC target below is one */
+    kf_cg_caps all = { true, true, true };
+    c->cuda = emit(c, KF_TARGET_CUDA, &all, KF_OK, NULL);
     c->ocl = emit(c, KF_TARGET_OPENCL, &all, KF_OK, NULL);
-    char *again = emit(c, KF_TARGET_CUDA, NULL, KF_OK, NULL);
+    char *again = emit(c, KF_TARGET_CUDA, &all, KF_OK, NULL);
     CHECK_MSG(c->cuda && again && strcmp(c->cuda, again) == 0, "%s: CUDA source differs between two emits", c->name);
     free(again);
     again = emit(c, KF_TARGET_OPENCL, &all, KF_OK, NULL);
@@ -1114,16 +1115,29 @@ static void test_errors(void)
     CHECK_STATUS(kf_cg_emit(NULL, KF_TARGET_CUDA, NULL, &o, err, sizeof err), KF_ERR_INVALID_ARG);
     const tcase *c = find_case("halfs");
     if (c) {
-        kf_cg_caps no16 = { true, false };
+        kf_cg_caps no16 = { true, false, false };
         CHECK_STATUS(kf_cg_emit(c->pl.plan, KF_TARGET_OPENCL, &no16, &o, err, sizeof err), KF_ERR_UNSUPPORTED);
         CHECK(strstr(err, "cl_khr_fp16") && strstr(err, "halfs") && strstr(err, "f16"));
         kf_sb_reset(&o);
         CHECK_STATUS(kf_cg_emit(c->pl.plan, KF_TARGET_CUDA, &no16, &o, err, sizeof err), KF_OK);
         kf_sb_reset(&o);
     }
+    c = find_case("rows");
+    if (c) {   /* f32 max: one PTX instruction from sm_80, else selects (OpenCL: always) */
+        kf_cg_caps before80 = { true, true, false }, from80 = { true, true, true };
+        CHECK_STATUS(kf_cg_emit(c->pl.plan, KF_TARGET_CUDA, &from80, &o, err, sizeof err), KF_OK);
+        CHECK(strstr(kf_sb_str(&o), "max.NaN.f32") && !strstr(kf_sb_str(&o), "a != a ?"));
+        kf_sb_reset(&o);
+        CHECK_STATUS(kf_cg_emit(c->pl.plan, KF_TARGET_CUDA, &before80, &o, err, sizeof err), KF_OK);
+        CHECK(!strstr(kf_sb_str(&o), "max.NaN") && strstr(kf_sb_str(&o), "a != a ?"));
+        kf_sb_reset(&o);
+        CHECK_STATUS(kf_cg_emit(c->pl.plan, KF_TARGET_OPENCL, &from80, &o, err, sizeof err), KF_OK);
+        CHECK(!strstr(kf_sb_str(&o), "max.NaN") && strstr(kf_sb_str(&o), "a != a ?"));
+        kf_sb_reset(&o);
+    }
     c = find_case("discount");
     if (c) {
-        kf_cg_caps no64 = { false, true };
+        kf_cg_caps no64 = { false, true, false };
         CHECK_STATUS(kf_cg_emit(c->pl.plan, KF_TARGET_OPENCL, &no64, &o, err, sizeof err), KF_ERR_UNSUPPORTED);
         CHECK(strstr(err, "cl_khr_fp64") && strstr(err, "f64"));
         kf_sb_reset(&o);

@@ -41,6 +41,8 @@ typedef struct kf_cache_target {
  * NULL (the defaults).  KF_ERR_UNSUPPORTED for a backend without codegen. */
 kf_status kf_cache_target_of(const kf_device_info *info, const char *compiler_id, const kf_fuse_options *fuse,
                              kf_cache_target *out);
+/* What codegen may use on the device of info (kf_cg_caps). */
+kf_cg_caps kf_cache_caps_of(const kf_device_info *info);
 /* The CUDA target of an architecture ("sm_90") without a device, exactly as
  * a context on an sm_90 device describes itself (same compiler identity
  * string: kf_rt_cuda_compiler_id). */

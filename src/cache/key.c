@@ -27,6 +27,14 @@ static void options_text(kf_cache_target *t)
              t->fuse.max_ops, t->fuse.max_param_bytes, t->fuse.recompute_max, (int)t->fuse.fast_math);
 }
 
+kf_cg_caps kf_cache_caps_of(const kf_device_info *info)
+{
+    int sm = 0;
+    if (info->backend == KF_BACKEND_CUDA)
+        sscanf(info->arch, "sm_%d", &sm);
+    return (kf_cg_caps){ info->fp64, info->fp16, sm >= 80 };
+}
+
 kf_status kf_cache_target_of(const kf_device_info *info, const char *compiler_id, const kf_fuse_options *fuse,
                              kf_cache_target *out)
 {
@@ -56,7 +64,7 @@ kf_status kf_cache_target_of(const kf_device_info *info, const char *compiler_id
     default:
         return KF_ERR_UNSUPPORTED;
     }
-    out->caps = (kf_cg_caps){ info->fp64, info->fp16 };
+    out->caps = kf_cache_caps_of(info);
     snprintf(out->compiler, sizeof out->compiler, "%s", compiler_id ? compiler_id : "");
     if (fuse)
         out->fuse = *fuse;
