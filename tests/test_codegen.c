@@ -945,6 +945,97 @@ static void test_strbuf(void)
     free(t);
 }
 
+/* kf_snprintf and kf_sb_printf must write exactly what snprintf writes:
+ * fixed edge cases (the extremes, widths, '0' padding, formats that go to
+ * the C library), then random values, widths and buffer sizes. */
+static uint64_t fmt_rand(uint64_t *s)
+{
+    *s += 0x9e3779b97f4a7c15ull;
+    uint64_t z = *s;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* One format with an int, a long long, an unsigned long long and a string
+ * argument, at buffer sizes 0 to 40 and into a strbuf. */
+static void check_format(const char *fmt, int i, long long ll, unsigned long long u, const char *s)
+{
+    char want[512], got[512];
+    int wn = snprintf(want, sizeof want, fmt, i, ll, u, s);
+    for (size_t size = 0; size <= 40; size += size < 8 ? 1 : 7) {
+        memset(got, 'Z', sizeof got);
+        int gn = kf_snprintf(size ? got : NULL, size, fmt, i, ll, u, s);
+        char w[512];   /* want cut to size */
+        size_t k = size && (size_t)wn >= size ? size - 1 : (size_t)wn;
+        memcpy(w, want, k);
+        w[k] = 0;
+        CHECK_MSG(gn == wn && (size == 0 || strcmp(got, w) == 0) && got[size] == 'Z',
+                  "'%s' size %zu: got %d '%.*s', want %d '%s'", fmt, size, gn, (int)(size ? size : 1), got, wn, w);
+    }
+    kf_strbuf b = KF_STRBUF_INIT;
+    kf_sb_puts(&b, "<");
+    kf_sb_printf(&b, fmt, i, ll, u, s);
+    CHECK_MSG(b.len == (size_t)wn + 1 && strcmp(kf_sb_str(&b) + 1, want) == 0, "'%s' into a strbuf: '%s', want '%s'", fmt,
+              kf_sb_str(&b), want);
+    kf_sb_free(&b);
+}
+
+static void test_format(void)
+{
+    static const char *const fmts[] = {
+        "%d|%lld|%llu|%s", "x%dy%lldz%lluw%s!", "%08d %020lld %1llu %s", "%5d|%-5lld|%+llu|%5s",
+        "%x %llx %016llx %.3s", "%%d %d %% %lld %%%llu %s%%", "%i %lli %llx %s", "%31d %031lld %31llu %s",
+        "%032d %lld %llu %s", "%.3d %lld %llu %s", "%d %lld %llu %-8s|", "%04x %lld %llu %s",
+    };
+    static const char *const strs[] = { "", "a", "float", "unsigned long long", "with % sign" };
+    const int ints[] = { 0, 1, -1, 9, 10, 255, -255, 2147483647, -2147483647 - 1 };
+    const long long lls[] = { 0, -1, 1234567890123ll, -9223372036854775807ll - 1, 9223372036854775807ll };
+    const unsigned long long us[] = { 0, 1, 18446744073709551615ull, 4294967296ull };
+    for (size_t f = 0; f < sizeof fmts / sizeof fmts[0]; f++)
+        for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
+            check_format(fmts[f], ints[k], lls[k % 5], us[k % 4], strs[k % 5]);
+    uint64_t seed = (uint64_t)time(NULL), s = seed;
+    char fmt[64];
+    for (int r = 0; r < 2000; r++) {
+        int w = (int)(fmt_rand(&s) % 40);
+        const char *z = fmt_rand(&s) % 2 ? "0" : "";
+        snprintf(fmt, sizeof fmt, "[%%%s%dd] [%%%s%dllx] %%llu %%s", z, w, z, w);
+        uint64_t v = fmt_rand(&s);
+        int sh = (int)(fmt_rand(&s) % 64);
+        check_format(fmt, (int)(v >> 32), (long long)(v >> sh), v >> sh, strs[v % 5]);
+    }
+    /* the other conversions the subset has: %c (a NUL one too), %zu, %ld, %lu */
+    char got[64], want[64];
+    int gn = kf_snprintf(got, sizeof got, "%c%c|%zu|%ld|%lu|%c", 'a', '%', (size_t)123456, -77l, 88ul, 0);
+    int wn = snprintf(want, sizeof want, "%c%c|%zu|%ld|%lu|%c", 'a', '%', (size_t)123456, -77l, 88ul, 0);
+    CHECK(gn == wn && memcmp(got, want, (size_t)wn + 1) == 0);
+    /* strbuf helpers: putint, putc, puts across growth, insert */
+    kf_strbuf b = KF_STRBUF_INIT;
+    char ref[16384];   /* 200 rounds of at most 39 bytes */
+    size_t rl = 0;
+    for (int r = 0; r < 200; r++) {
+        long long v = (long long)fmt_rand(&s) >> (fmt_rand(&s) % 64);
+        kf_sb_putint(&b, v);
+        kf_sb_putc(&b, ',');
+        kf_sb_puts(&b, strs[r % 5]);
+        rl += (size_t)snprintf(ref + rl, sizeof ref - rl, "%lld,%s", v, strs[r % 5]);
+    }
+    CHECK_MSG(b.len == rl && strcmp(kf_sb_str(&b), ref) == 0, "putint/putc/puts (seed %llu)", (unsigned long long)seed);
+    kf_strbuf head = KF_STRBUF_INIT;
+    kf_sb_puts(&head, "head:");
+    kf_sb_insert(&b, 0, &head);
+    kf_sb_insert(&b, b.len, &head);
+    CHECK(b.len == rl + 10 && strncmp(kf_sb_str(&b), "head:", 5) == 0 && strncmp(kf_sb_str(&b) + 5, ref, rl) == 0 &&
+          strcmp(kf_sb_str(&b) + 5 + rl, "head:") == 0);
+    kf_sb_insert(&b, b.len + 1, &head);   /* past the end: refused as a failure */
+    CHECK(kf_sb_failed(&b) && b.len == rl + 10);
+    kf_sb_free(&b);
+    kf_sb_free(&head);
+    if (kf_test_fail)
+        fprintf(stderr, "test_format: seed %llu\n", (unsigned long long)seed);
+}
+
 static const tcase *find_case(const char *name)
 {
     for (int i = 0; i < ncases; i++)
@@ -1355,6 +1446,7 @@ int main(void)
     for (int i = 0; i < ncases; i++)
         emit_case(&cases[i], devcaps);
     test_strbuf();
+    test_format();
     test_abi();
     test_errors();
     const char *dump = getenv("KF_TEST_CG_DUMP");   /* a case name: print graph, plan and sources */

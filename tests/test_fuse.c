@@ -5,6 +5,7 @@
  * also checked semantically: the original graph, the optimised graph and
  * the plan run kernel by kernel (each kernel as a graph of its own) give
  * bit-identical outputs under the reference interpreter. */
+#include "cache.h"
 #include "check.h"
 #include "codegen.h"
 #include "half.h"
@@ -14,6 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* -- Failing allocator ------------------------------------------------------------------ *
  * The test links with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc, so
@@ -1187,9 +1189,75 @@ static void test_golden(void)
     }
 }
 
-/* Every allocation of kf_fuse failing in turn: KF_ERR_NO_MEMORY with a
- * message each time, nothing leaked (LeakSanitizer in the ASan build), and
- * the same plan as ever once nothing fails. */
+/* kf_fuse, or kf_fuse_owned on a copy (owned), with every allocation
+ * failing in turn: KF_ERR_NO_MEMORY with a message each time, nothing
+ * leaked (LeakSanitizer in the ASan build: kf_fuse_owned frees the graph
+ * it was given), and the plan want once nothing fails. */
+static void fuse_out_of_memory(const kf_graph *g, const kf_fuse_options *o, bool owned, const char *want)
+{
+    kf_pipeline p;
+    int failures = 0;
+    for (long n = 1; n < 100000; n++) {
+        kf_graph *c = owned ? kf_graph_clone(g) : NULL;
+        fail_at = n;
+        alloc_count = 0;
+        alloc_failed = false;
+        kf_status s = owned ? kf_fuse_owned(c, o, NULL, &p) : kf_fuse(g, o, NULL, &p);
+        fail_at = 0;
+        if (!alloc_failed) {
+            CHECK(s == KF_OK);
+            char *got = s == KF_OK ? plan_text(p.plan) : NULL;
+            CHECK(want && got && strcmp(want, got) == 0);
+            free(got);
+            kf_pipeline_clear(&p);
+            break;
+        }
+        failures++;
+        CHECK_MSG(s == KF_ERR_NO_MEMORY && p.err[0] && !p.g && !p.plan, "%s, allocation %ld failing: %s: '%s'",
+                  owned ? "kf_fuse_owned" : "kf_fuse", n, kf_status_string(s), p.err);
+        kf_pipeline_clear(&p);
+    }
+    CHECK(failures > 50);
+}
+
+/* The cache's canonical form with every allocation failing in turn: NULL
+ * (the cache then fuses the graph as it is), nothing leaked, and the same
+ * graph as ever once nothing fails. */
+static void canonical_out_of_memory(const kf_graph *g)
+{
+    kf_graph *c = kf_cache_canonical(g);
+    char *want = NULL, *got = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&want, &len);
+    CHECK(c && f && kf_graph_print(c, f) == KF_OK);
+    if (f)
+        fclose(f);
+    kf_graph_free(c);
+    int failures = 0;
+    for (long n = 1; n < 100000; n++) {
+        fail_at = n;
+        alloc_count = 0;
+        alloc_failed = false;
+        c = kf_cache_canonical(g);
+        fail_at = 0;
+        if (!alloc_failed) {
+            f = open_memstream(&got, &len);
+            CHECK(c && f && kf_graph_print(c, f) == KF_OK);
+            if (f)
+                fclose(f);
+            CHECK(want && got && strcmp(want, got) == 0);
+            free(got);
+            kf_graph_free(c);
+            break;
+        }
+        failures++;
+        CHECK_MSG(!c, "canonical form, allocation %ld failing: a graph", n);
+        kf_graph_free(c);
+    }
+    CHECK(failures > 10);
+    free(want);
+}
+
 static void test_out_of_memory(void)
 {
     kf_module *m = NULL;
@@ -1215,29 +1283,36 @@ static void test_out_of_memory(void)
     if (fuse(g, &o, NULL, &p) == KF_OK)
         want = plan_text(p.plan);
     kf_pipeline_clear(&p);
-    int failures = 0;
-    for (long n = 1; n < 100000; n++) {
-        fail_at = n;
-        alloc_count = 0;
-        alloc_failed = false;
-        kf_status s = kf_fuse(g, &o, NULL, &p);
-        fail_at = 0;
-        if (!alloc_failed) {
-            CHECK(s == KF_OK);
-            char *got = s == KF_OK ? plan_text(p.plan) : NULL;
-            CHECK(want && got && strcmp(want, got) == 0);
-            free(got);
-            kf_pipeline_clear(&p);
-            break;
-        }
-        failures++;
-        CHECK_MSG(s == KF_ERR_NO_MEMORY && p.err[0] && !p.g && !p.plan, "allocation %ld failing: %s: '%s'", n,
-                  kf_status_string(s), p.err);
-        kf_pipeline_clear(&p);
-    }
-    CHECK(failures > 50);
+    fuse_out_of_memory(g, &o, false, want);
+    fuse_out_of_memory(g, &o, true, want);
+    canonical_out_of_memory(g);
     free(want);
     kf_module_free(m);
+}
+
+/* kf_fuse_sort_i32 against qsort on fresh random arrays: sorted either way
+ * round already (the fast paths), with repeats, or in any order. */
+static int cmp_int32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void test_sort(void)
+{
+    uint64_t seed = (uint64_t)time(NULL);
+    int32_t v[64], w[64];
+    for (int r = 0; r < 3000; r++) {
+        int32_t n = (int32_t)(next_rand(&seed) % 64), shape = r % 4;
+        for (int32_t i = 0; i < n; i++) {
+            int32_t x = (int32_t)(next_rand(&seed) % (shape == 3 ? 8 : 1000));
+            v[i] = shape == 0 ? i * 3 + x % 3 : shape == 1 ? 1000 - i * 3 - x % 3 : x - 500;
+            w[i] = v[i];
+        }
+        kf_fuse_sort_i32(v, n);
+        qsort(w, (size_t)n, sizeof *w, cmp_int32);
+        CHECK_MSG(memcmp(v, w, (size_t)n * sizeof *v) == 0, "round %d, n %d, shape %d", r, (int)n, (int)shape);
+    }
 }
 
 int main(void)
@@ -1258,6 +1333,7 @@ int main(void)
     test_plan_check();
     test_random();
     test_out_of_memory();
+    test_sort();
     test_golden();
     return kf_test_done();
 }

@@ -8,7 +8,6 @@
 #include "cache.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 /* Copy every node that output o depends on, operands first (left to
  * right), with an explicit stack: graphs may be deep. */
@@ -42,15 +41,9 @@ kf_graph *kf_cache_canonical(const kf_graph *g)
 {
     if (!g || g->status != KF_OK || g->noutputs == 0 || g->nnodes <= 0)
         return NULL;
-    kf_pipeline p;
-    memset(&p, 0, sizeof p);
-    if (!(p.g = kf_graph_clone(g)))
-        return NULL;
     kf_rebuild rb;
-    if (kf_rebuild_begin(&p, &rb) != KF_OK) {
-        kf_graph_free(p.g);
+    if (kf_rebuild_start(g, &rb) != KF_OK)
         return NULL;
-    }
     /* a node is on the stack at most once (pushed only while unmapped, and
      * a DAG has no path back to it), so nnodes entries suffice */
     int32_t *stack = malloc((size_t)g->nnodes * sizeof *stack);
@@ -73,12 +66,7 @@ kf_graph *kf_cache_canonical(const kf_graph *g)
     }
     if (!ok || rb.g->status != KF_OK) {
         kf_rebuild_abort(&rb);
-        kf_graph_free(p.g);
         return NULL;
     }
-    if (kf_rebuild_finish(&p, &rb) != KF_OK) {
-        kf_graph_free(p.g);
-        return NULL;
-    }
-    return p.g;
+    return kf_rebuild_end(&rb);
 }

@@ -2,7 +2,8 @@
  * a graph made ready to compile (canonical form, fused, emitted), and the
  * XXH3-128 hash of the key material.  The runtime and `fusec build` both
  * come through here, so they compute the same keys. */
-#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack: no allocation to fail */
+#define XXH_INLINE_ALL /* XXH3_state_t on the stack: no allocation to fail; no call into libxxhash
+                        * (the first one in a process costs a symbol lookup) */
 #include "cache.h"
 
 #include <stdio.h>
@@ -158,15 +159,9 @@ static void prep_name(kf_cache_prep *p)
 {
     const kf_plan *plan = p->plan;
     char first[KF_CG_NAME_MAX] = "";
-    kf_cg_kabi abi;
     char err[64];
-    if (plan->nkernels > 0 && kf_cg_kernel_abi(plan, 0, &abi, err, sizeof err) == KF_OK)
-        for (int v = 0; v < KF_CG_VARIANT_COUNT && !first[0]; v++) {
-            kf_cg_entry_name(&abi, (kf_cg_variant)v, first, sizeof first);
-            char *u = strrchr(first, '_');
-            if (u)
-                *u = 0;
-        }
+    if (plan->nkernels > 0 && kf_cg_kernel_prefix(plan, 0, first, sizeof first, err, sizeof err) != KF_OK)
+        first[0] = 0;
     snprintf(p->name, sizeof p->name, "%.40s (%d kernel%s%s%.80s%s)", plan->g->name, (int)plan->nkernels,
              plan->nkernels == 1 ? "" : "s", first[0] ? ": " : "", first, plan->nkernels > 1 ? ", ..." : "");
 }
@@ -180,8 +175,8 @@ kf_status kf_cache_fuse(const kf_graph *g, const kf_cache_target *t, kf_cache_pr
     out->target = *t;
     kf_graph *canon = kf_cache_canonical(g);
     kf_pipeline pipe;
-    kf_status s = kf_fuse(canon ? canon : g, &out->target.fuse, NULL, &pipe);
-    kf_graph_free(canon);
+    kf_status s = canon ? kf_fuse_owned(canon, &out->target.fuse, NULL, &pipe)
+                        : kf_fuse(g, &out->target.fuse, NULL, &pipe);
     if (s != KF_OK) {
         snprintf(err, errlen, "%s", pipe.err);
         return s;

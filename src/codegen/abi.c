@@ -2,6 +2,8 @@
  * entry names, the meta block, variant choice and launch rules.  The
  * emitter and every runtime backend use these, so a choice made here is
  * made the same way everywhere. */
+#define XXH_INLINE_ALL /* XXH3_state_t on the stack; no call into libxxhash (the first one in a
+                        * process costs a symbol lookup) */
 #include "cg.h"
 
 #include <stdarg.h>
@@ -86,19 +88,33 @@ static bool fits_space(const kf_cg_kinfo *ki, const kf_irnode *x)
     return true;
 }
 
-/* Byte encoding for the structural hash. */
+/* Byte encoding for the structural hash, hashed as it is written (the
+ * streaming hash of the pieces equals the hash of their concatenation):
+ * no allocation, whatever the kernel's size. */
 typedef struct henc {
-    kf_strbuf b;
+    XXH3_state_t st;
+    unsigned char buf[1024];
+    size_t n;
     int32_t *symnum;
     int32_t nextsym;
 } henc;
 
 static void h_u64(henc *h, uint64_t v)
 {
-    unsigned char b[8];
-    for (int i = 0; i < 8; i++)
-        b[i] = (unsigned char)(v >> (8 * i));
-    kf_sb_putn(&h->b, (const char *)b, 8);
+    if (h->n + 8 > sizeof h->buf) {
+        XXH3_64bits_update(&h->st, h->buf, h->n);
+        h->n = 0;
+    }
+    unsigned char *b = h->buf + h->n;   /* little-endian, written out so that the compiler merges the stores */
+    b[0] = (unsigned char)v;
+    b[1] = (unsigned char)(v >> 8);
+    b[2] = (unsigned char)(v >> 16);
+    b[3] = (unsigned char)(v >> 24);
+    b[4] = (unsigned char)(v >> 32);
+    b[5] = (unsigned char)(v >> 40);
+    b[6] = (unsigned char)(v >> 48);
+    b[7] = (unsigned char)(v >> 56);
+    h->n += 8;
 }
 
 static void h_dims(henc *h, int rank, const int64_t *dims)
@@ -133,12 +149,17 @@ static kf_status kernel_hash(kf_cg_kinfo *ki)
 {
     const kf_graph *g = ki->g;
     const kf_kernel *k = ki->k;
-    henc h = { KF_STRBUF_INIT, calloc((size_t)g->nsyms + 1, sizeof(int32_t)), 0 };
-    if (!h.symnum)
+    henc h;
+    XXH3_INITSTATE(&h.st);
+    XXH3_64bits_reset(&h.st);
+    static const char magic[] = "kfuse-cg-1";
+    memcpy(h.buf, magic, sizeof magic - 1);
+    h.n = sizeof magic - 1;
+    h.nextsym = 0;
+    if (!(h.symnum = malloc(((size_t)g->nsyms + 1) * sizeof *h.symnum)))
         return KF_ERR_NO_MEMORY;
     for (int32_t i = 0; i < g->nsyms; i++)
         h.symnum[i] = -1;
-    kf_sb_puts(&h.b, "kfuse-cg-1");
     h_u64(&h, (uint64_t)k->kind);
     h_u64(&h, k->kind == KF_KERNEL_REDUCE ? k->axes : 0);
     h_dims(&h, ki->R, ki->dims);
@@ -172,12 +193,8 @@ static kf_status kernel_hash(kf_cg_kinfo *ki)
     }
     h_u64(&h, k->has_take);
     free(h.symnum);
-    if (kf_sb_failed(&h.b)) {
-        kf_sb_free(&h.b);
-        return KF_ERR_NO_MEMORY;
-    }
-    uint64_t v = XXH3_64bits(kf_sb_str(&h.b), h.b.len);
-    kf_sb_free(&h.b);
+    XXH3_64bits_update(&h.st, h.buf, h.n);
+    uint64_t v = XXH3_64bits_digest(&h.st);
     ki->hash = (uint32_t)(v ^ (v >> 32));
     return KF_OK;
 }
@@ -349,7 +366,7 @@ kf_status kf_cg_kinfo_init(kf_cg_kinfo *ki, const kf_plan *p, int kidx, char *er
         st = KF_ERR_LIMIT;
         BAD("codegen: graph name '%.40s...' is too long for kernel names", g->name);
     }
-    snprintf(ki->prefix, sizeof ki->prefix, "%s_k%d_%08x", g->name, kidx, ki->hash);
+    kf_snprintf(ki->prefix, sizeof ki->prefix, "%s_k%d_%08x", g->name, kidx, ki->hash);
     return KF_OK;
 bad:
     kf_cg_kinfo_free(ki);
@@ -384,7 +401,7 @@ kf_status kf_cg_kernel_abi(const kf_plan *p, int k, kf_cg_kabi *a, char *err, si
     a->has_s32 = kk->kind == KF_KERNEL_EW && ki.R >= 2;
     a->has_err = kk->has_take;
     a->has_scratch = kk->kind == KF_KERNEL_REDUCE;
-    snprintf(a->prefix, sizeof a->prefix, "%s", ki.prefix);
+    kf_snprintf(a->prefix, sizeof a->prefix, "%s", ki.prefix);
     for (int b = 0; b < ki.nb; b++) {
         bool isarg = b < kk->nargs;
         int32_t n = isarg ? kk->args[b] : kk->outs[b - kk->nargs];
@@ -421,6 +438,17 @@ kf_status kf_cg_kernel_abi(const kf_plan *p, int k, kf_cg_kabi *a, char *err, si
     return KF_OK;
 }
 
+kf_status kf_cg_kernel_prefix(const kf_plan *p, int k, char *buf, size_t len, char *err, size_t errlen)
+{
+    kf_cg_kinfo ki;
+    kf_status st = kf_cg_kinfo_init(&ki, p, k, err, errlen);
+    if (st != KF_OK)
+        return st;
+    kf_snprintf(buf, len, "%s", ki.prefix);
+    kf_cg_kinfo_free(&ki);
+    return KF_OK;
+}
+
 void kf_cg_entry_name(const kf_cg_kabi *a, kf_cg_variant v, char *buf, size_t len)
 {
     if (!len)
@@ -429,7 +457,7 @@ void kf_cg_entry_name(const kf_cg_kabi *a, kf_cg_variant v, char *buf, size_t le
     if ((v == KF_CG_C32 && !a->has_c32) || (v == KF_CG_S32 && !a->has_s32))
         ew = false;
     if ((a->kind == KF_KERNEL_EW && ew) || (a->kind == KF_KERNEL_REDUCE && red))
-        snprintf(buf, len, "%s_%s", a->prefix, variant_names[v]);
+        kf_snprintf(buf, len, "%s_%s", a->prefix, variant_names[v]);
     else
         buf[0] = 0;
 }

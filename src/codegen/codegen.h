@@ -173,6 +173,11 @@ typedef struct kf_cg_kabi {
 
 kf_status kf_cg_kernel_abi(const kf_plan *p, int k, kf_cg_kabi *out, char *err, size_t errlen);
 
+/* What the entry point names of kernel k of p begin with,
+ * "<graph>_k<k>_<hash8>", into buf (KF_CG_NAME_MAX bytes are always
+ * enough): the name without "_<variant>".  Fails as kf_cg_kernel_abi. */
+kf_status kf_cg_kernel_prefix(const kf_plan *p, int k, char *buf, size_t len, char *err, size_t errlen);
+
 /* The entry point name of variant v into buf; "" when v does not belong to
  * the kernel's kind.  KF_CG_NAME_MAX bytes are always enough. */
 void kf_cg_entry_name(const kf_cg_kabi *a, kf_cg_variant v, char *buf, size_t len);

@@ -23,6 +23,20 @@ enum {
     H_COUNT = H_F2I + 16
 };
 
+/* The text of float literals ("%.17g" for f64, "%.9g" otherwise), made
+ * once per module (up to 32 values; more replace older ones): every literal
+ * is written in a comment and in code, and the C library formats floats
+ * slowly. */
+typedef struct numcache {
+    int n;
+    struct {
+        uint64_t bits;
+        int p;
+        bool dot;     /* the text has a '.' or an exponent */
+        char s[32];
+    } e[32];
+} numcache;
+
 typedef struct E {
     const kf_cg_spell *sp;
     kf_target target;
@@ -35,6 +49,7 @@ typedef struct E {
     kf_status st;
     char *err;
     size_t errlen;
+    numcache *nums;    /* float literal texts (num_text) */
 } E;
 
 static void use(E *e, int h)
@@ -55,6 +70,9 @@ static void use(E *e, int h)
  * variants' lane loop stays a loop. */
 #define KF_CG_BIG_BODY 96
 #define KF_CG_UNROLL_MAX 256
+/* Room made in the output up front: most modules fit, so their text is
+ * never copied as it grows (unused room costs no memory page). */
+#define KF_CG_MODULE_BYTES 16384
 
 #define P(...) kf_sb_printf(e->o, __VA_ARGS__)
 #define S(s) kf_sb_puts(e->o, s)
@@ -106,12 +124,35 @@ static void store_conv(E *e, kf_strbuf *o, kf_dtype t, const char *x)
 
 /* -- Literals ------------------------------------------------------------------------------ */
 
+/* The text of v, and in *dot whether it has a '.' or an exponent. */
+static const char *num_text(const E *e, int p, double v, bool *dot)
+{
+    numcache *c = e->nums;
+    uint64_t bits;
+    memcpy(&bits, &v, 8);
+    int i = 0;
+    while (i < c->n && (c->e[i].bits != bits || c->e[i].p != p))
+        i++;
+    if (i == c->n) {
+        int cap = (int)(sizeof c->e / sizeof c->e[0]);
+        i = c->n < cap ? c->n++ : (int)(bits % (uint64_t)cap);
+        c->e[i].bits = bits;
+        c->e[i].p = p;
+        snprintf(c->e[i].s, sizeof c->e[i].s, p ? "%.17g" : "%.9g", v);
+        c->e[i].dot = false;
+        for (const char *s = c->e[i].s; *s; s++)
+            c->e[i].dot |= *s == '.' || *s == 'e';
+    }
+    if (dot)
+        *dot = c->e[i].dot;
+    return c->e[i].s;
+}
+
 static void float_lit(const E *e, kf_strbuf *o, int p, double v)
 {
     if (isfinite(v)) {
-        char b[64];
-        snprintf(b, sizeof b, p ? "%.17g" : "%.9g", v);
-        bool dot = strpbrk(b, ".e") != NULL;
+        bool dot;
+        const char *b = num_text(e, p, v, &dot);
         kf_sb_printf(o, "%s%s%s%s%s", v < 0 || signbit(v) ? "(" : "", b, dot ? "" : ".0", p ? "" : "f",
                      v < 0 || signbit(v) ? ")" : "");
     } else if (p) {
@@ -195,7 +236,7 @@ static void operand_text(const E *e, kf_strbuf *o, int32_t n)
         if (t == KF_BOOL)
             kf_sb_puts(o, x->lit.u ? "true" : "false");
         else if (kf_dt_is_float(t))
-            kf_sb_printf(o, t == KF_F64 ? "%.17g" : "%.9g", x->lit.f);
+            kf_sb_puts(o, num_text(e, t == KF_F64, x->lit.f, NULL));
         else if (kf_dt_is_sint(t))
             kf_sb_printf(o, "%lld", (long long)x->lit.i);
         else
@@ -203,7 +244,8 @@ static void operand_text(const E *e, kf_strbuf *o, int32_t n)
     } else if (x->name) {
         kf_sb_puts(o, x->name);
     } else {
-        kf_sb_printf(o, "_%d", n);
+        kf_sb_putc(o, '_');
+        kf_sb_putint(o, n);
     }
 }
 
@@ -226,7 +268,8 @@ static void node_text(const E *e, kf_strbuf *o, int32_t n)
 {
     const kf_irnode *x = &e->g->nodes[n];
     operand_text(e, o, n);
-    kf_sb_printf(o, " = %s", kf_op_name((kf_op)x->op));
+    kf_sb_puts(o, " = ");
+    kf_sb_puts(o, kf_op_name((kf_op)x->op));
     if (x->op == KF_OP_IOTA) {
         kf_sb_printf(o, " %s", kf_dtype_name((kf_dtype)x->dtype));
         shape_text(e, o, x);
@@ -257,12 +300,13 @@ static void node_text(const E *e, kf_strbuf *o, int32_t n)
 /* The body's name for an operand's value. */
 static void operand(const E *e, kf_strbuf *o, int32_t n)
 {
-    switch (kf_cg_role(e->ki, n)) {
-    case KF_CG_ROLE_NODE: kf_sb_printf(o, "v%d", n); break;
-    case KF_CG_ROLE_ARG: kf_sb_printf(o, "x%d", kf_cg_role_index(e->ki, n)); break;
-    case KF_CG_ROLE_SCALAR: kf_sb_printf(o, "s%d", kf_cg_role_index(e->ki, n)); break;
-    default: const_lit(e, o, &e->g->nodes[n]); break;
+    int r = kf_cg_role(e->ki, n);
+    if (r == KF_CG_ROLE_NONE) {
+        const_lit(e, o, &e->g->nodes[n]);
+        return;
     }
+    kf_sb_putc(o, r == KF_CG_ROLE_NODE ? 'v' : r == KF_CG_ROLE_ARG ? 'x' : 's');
+    kf_sb_putint(o, r == KF_CG_ROLE_NODE ? n : kf_cg_role_index(e->ki, n));
 }
 
 static void bin(kf_strbuf *o, const kf_cg_bin *b, const char *x, const char *y)
@@ -534,17 +578,18 @@ static void item(lst *l, const char *fmt, ...)
     char b[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(b, sizeof b, fmt, ap);
+    int n = kf_vsnprintf(b, sizeof b, fmt, ap);
     va_end(ap);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof b ? (size_t)n : sizeof b - 1;
     if (l->n++) {
-        if (l->o->len - l->line + strlen(b) + 2 > 110) {
+        if (l->o->len - l->line + len + 2 > 110) {
             kf_sb_puts(l->o, ",\n    ");
             l->line = l->o->len - 4;
         } else {
             kf_sb_puts(l->o, ", ");
         }
     }
-    kf_sb_puts(l->o, b);
+    kf_sb_putn(l->o, b, len);
 }
 
 /* For the sin (cos) at kernel position i, the position of a later cos
@@ -608,7 +653,7 @@ static void emit_body(E *e)
         for (int j = 0; j < x->nargs; j++) {
             kf_sb_reset(&xb);
             operand(e, &xb, x->args[j]);
-            snprintf(a[j], sizeof a[j], "%s", kf_sb_str(&xb));
+            kf_snprintf(a[j], sizeof a[j], "%s", kf_sb_str(&xb));
         }
         if (x->op == KF_OP_IOTA) {
             int d = ki->R - x->rank + x->axis;
@@ -630,7 +675,7 @@ static void emit_body(E *e)
             kf_sb_reset(&xb);
             kf_sb_printf(&xb, "t%d[i%d * ts%d]", s, n, s);
             char ld[64];
-            snprintf(ld, sizeof ld, "%s", kf_sb_str(&xb));
+            kf_snprintf(ld, sizeof ld, "%s", kf_sb_str(&xb));
             P("    const %s v%d = ok%d ? ", T, n, n);
             load_conv(e, e->o, t, ld);
             P(" : %s;\n", kf_dt_is_float(t) ? fzero(prec(t)) : "0");
@@ -721,7 +766,7 @@ static void prologue(E *e, bool args)
     for (int i = 0; args && i < k->nscalars; i++) {
         kf_dtype t = dt(e, k->scalars[i]);
         char nm[16];
-        snprintf(nm, sizeof nm, "s%d", i);
+        kf_snprintf(nm, sizeof nm, "s%d", i);
         P("    const %s sv%d = ", CT(e, t), i);
         load_conv(e, e->o, t, nm);
         P(";\n");
@@ -879,7 +924,7 @@ static void bcast_loads(E *e)
         if (!ki->arg_ew[b] || !ki->bcast_all[b])
             continue;
         char l[32];
-        snprintf(l, sizeof l, "p%d[0]", b);
+        kf_snprintf(l, sizeof l, "p%d[0]", b);
         P("    const %s x%d = ", CT(e, dt(e, k->args[b])), b);
         load_conv(e, e->o, dt(e, k->args[b]), l);
         P(" /* broadcast */;\n");
@@ -932,7 +977,7 @@ static void ew_stores(E *e, const char *ind)
         if (is_red(e, k->outs[j]))
             continue;
         char r[16];
-        snprintf(r, sizeof r, "r%d", j);
+        kf_snprintf(r, sizeof r, "r%d", j);
         kf_sb_reset(&a);
         addr(e, &a, k->nargs + j);
         P("%sq%d[%s] = ", ind, j, kf_sb_str(&a));
@@ -1093,7 +1138,7 @@ static void emit_ew_contig(E *e, bool w64)
             continue;
         kf_dtype ty = dt(e, k->args[b]);
         char w[16];
-        snprintf(w, sizeof w, "w%d", b);
+        kf_snprintf(w, sizeof w, "w%d", b);
         kf_sb_reset(&x);
         kf_sb_reset(&y);
         lane_get(e, &x, (int)kf_dtype_size(ty), w);
@@ -1107,7 +1152,7 @@ static void emit_ew_contig(E *e, bool w64)
         kf_dtype ty = dt(e, k->outs[j]);
         int s = (int)kf_dtype_size(ty);
         char r[16];
-        snprintf(r, sizeof r, "r%d", j);
+        kf_snprintf(r, sizeof r, "r%d", j);
         kf_sb_reset(&x);
         to_raw(e, &x, ty, r);
         switch (s) {
@@ -1153,7 +1198,7 @@ static void emit_ew_contig(E *e, bool w64)
     body_call(e, "        ");
     for (int j = 0; j < k->nouts; j++) {
         char r[16];
-        snprintf(r, sizeof r, "r%d", j);
+        kf_snprintf(r, sizeof r, "r%d", j);
         P("        q%d[i] = ", j);
         store_conv(e, e->o, dt(e, k->outs[j]), r);
         P(";\n");
@@ -1287,14 +1332,14 @@ static void red_fold_point(E *e, const char *ri, const char *slot, const char *i
         red r = red_of(e, j);
         char acc[40], ai[40], v[16], vi[64];
         if (slot) {
-            snprintf(acc, sizeof acc, "wa%d[%s]", j, slot);
-            snprintf(ai, sizeof ai, "wi%d[%s]", j, slot);
+            kf_snprintf(acc, sizeof acc, "wa%d[%s]", j, slot);
+            kf_snprintf(ai, sizeof ai, "wi%d[%s]", j, slot);
         } else {
-            snprintf(acc, sizeof acc, "acc%d", j);
-            snprintf(ai, sizeof ai, "ai%d", j);
+            kf_snprintf(acc, sizeof acc, "acc%d", j);
+            kf_snprintf(ai, sizeof ai, "ai%d", j);
         }
-        snprintf(v, sizeof v, "r%d", j);
-        snprintf(vi, sizeof vi, "(%s)%s", I64(e), ri);
+        kf_snprintf(v, sizeof v, "r%d", j);
+        kf_snprintf(vi, sizeof vi, "(%s)%s", I64(e), ri);
         red_fold(e, &r, acc, ai, v, vi, ind);
     }
 }
@@ -1314,12 +1359,12 @@ static void red_final(E *e, const char *ind)
         addr(e, &a, k->nargs + j);
         P("%sq%d[%s] = ", ind, j, kf_sb_str(&a));
         char acc[16];
-        snprintf(acc, sizeof acc, "acc%d", j);
+        kf_snprintf(acc, sizeof acc, "acc%d", j);
         if (r.arg) {
             P("ai%d == 0x7fffffffffffffff%s ? -1 : ai%d", j, sp->sfx_i64, j);
         } else if (r.op == KF_OP_MEAN) {
             char l[64];
-            snprintf(l, sizeof l, "(%s)L", r.acc);
+            kf_snprintf(l, sizeof l, "(%s)L", r.acc);
             bin(&v, &sp->fdiv[r.p], acc, l);
             store_conv(e, e->o, r.out, kf_sb_str(&v));
         } else if (r.fl) {
@@ -1475,7 +1520,7 @@ static void shuffle_steps(E *e, const red *r, const char *acc, const char *ai, c
 {
     const kf_cg_spell *sp = e->sp;
     char body[32];
-    snprintf(body, sizeof body, "%s    ", in);
+    kf_snprintf(body, sizeof body, "%s    ", in);
     P("%sfor (int s = %d; s > 0; s >>= 1) {\n", in, KF_CG_WARP_LANES / 2);
     P("%sconst %s b = %s%s, s);\n", body, r->acc, sp->shfl_down, acc);
     if (r->arg)
@@ -1496,8 +1541,8 @@ static void block_reduce(E *e)
             continue;
         red r = red_of(e, j);
         char acc[16], ai[16];
-        snprintf(acc, sizeof acc, "acc%d", j);
-        snprintf(ai, sizeof ai, "ai%d", j);
+        kf_snprintf(acc, sizeof acc, "acc%d", j);
+        kf_snprintf(ai, sizeof ai, "ai%d", j);
         P("        {\n");
         slot_steps(e, &r, acc, ai, KF_CG_BLOCK / 2, sp->shfl_down ? 32 : 0, "lid");
         if (sp->shfl_down) {
@@ -1601,10 +1646,10 @@ static void emit_red_comb(E *e)
             continue;
         red r = red_of(e, j);
         char acc[16], ai[16], b[16], ib[16];
-        snprintf(acc, sizeof acc, "acc%d", j);
-        snprintf(ai, sizeof ai, "ai%d", j);
-        snprintf(b, sizeof b, "b%d", j);
-        snprintf(ib, sizeof ib, "ib%d", j);
+        kf_snprintf(acc, sizeof acc, "acc%d", j);
+        kf_snprintf(ai, sizeof ai, "ai%d", j);
+        kf_snprintf(b, sizeof b, "b%d", j);
+        kf_snprintf(ib, sizeof ib, "ib%d", j);
         P("            const %s b%d = pv%d[o * nchunks + tt];\n", r.acc, j, j);
         if (r.arg)
             P("            const %s ib%d = pi%d[o * nchunks + tt];\n", I64(e), j, j);
@@ -1631,8 +1676,8 @@ static void lane_reduce(E *e)
             continue;
         red r = red_of(e, j);
         char acc[16], ai[16];
-        snprintf(acc, sizeof acc, "acc%d", j);
-        snprintf(ai, sizeof ai, "ai%d", j);
+        kf_snprintf(acc, sizeof acc, "acc%d", j);
+        kf_snprintf(ai, sizeof ai, "ai%d", j);
         if (sp->shfl_down) {
             shuffle_steps(e, &r, acc, ai, "        ");
             continue;
@@ -1714,10 +1759,10 @@ static void emit_red_warp(E *e)
         for (int s = V / 2; s > 0; s /= 2)   /* steps 128, 64, 32 of the block tree */
             for (int v = 0; v < s; v++) {
                 char acc[40], ai[40], b[40], ib[40];
-                snprintf(acc, sizeof acc, "wa%d[%d]", j, v);
-                snprintf(ai, sizeof ai, "wi%d[%d]", j, v);
-                snprintf(b, sizeof b, "wa%d[%d]", j, v + s);
-                snprintf(ib, sizeof ib, "wi%d[%d]", j, v + s);
+                kf_snprintf(acc, sizeof acc, "wa%d[%d]", j, v);
+                kf_snprintf(ai, sizeof ai, "wi%d[%d]", j, v);
+                kf_snprintf(b, sizeof b, "wa%d[%d]", j, v + s);
+                kf_snprintf(ib, sizeof ib, "wi%d[%d]", j, v + s);
                 red_fold(e, &r, acc, ai, b, ib, "        ");
             }
         P("        %s acc%d = wa%d[0];\n", r.acc, j, j);
@@ -1919,7 +1964,7 @@ static bool caps_ok(E *e, int32_t n)
     kf_strbuf x = KF_STRBUF_INIT;
     node_text(e, &x, n);
     if (e->err && e->errlen)
-        snprintf(e->err, e->errlen, "graph '%s', kernel %d: '%s' uses %s, but the OpenCL device does not report %s",
+        kf_snprintf(e->err, e->errlen, "graph '%s', kernel %d: '%s' uses %s, but the OpenCL device does not report %s",
                  e->g->name, e->ki->kidx, kf_sb_str(&x), kf_dtype_name(t), ext);
     kf_sb_free(&x);
     e->st = KF_ERR_UNSUPPORTED;
@@ -1957,12 +2002,17 @@ kf_status kf_cg_emit(const kf_plan *p, kf_target t, const kf_cg_caps *caps, kf_s
         return kf_cg_emit_llvm(p, caps, out, err, errlen);
     if (!p || !p->g || !out || (t != KF_TARGET_CUDA && t != KF_TARGET_OPENCL)) {
         if (err && errlen)
-            snprintf(err, errlen, "codegen: bad arguments");
+            kf_snprintf(err, errlen, "codegen: bad arguments");
         return KF_ERR_INVALID_ARG;
     }
-    kf_strbuf kernels = KF_STRBUF_INIT;
-    E e = { t == KF_TARGET_CUDA ? &kf_cg_spell_cuda : &kf_cg_spell_opencl, t, caps, p->g, NULL, &kernels, 0, false,
-            KF_OK, err, errlen };
+    /* the kernels go straight into out; the header and the helpers they
+     * use are known only then, and are put in front of them */
+    size_t start = out->len;
+    kf_sb_reserve(out, KF_CG_MODULE_BYTES);
+    numcache nums;
+    nums.n = 0;
+    E e = { t == KF_TARGET_CUDA ? &kf_cg_spell_cuda : &kf_cg_spell_opencl, t, caps, p->g, NULL, out, 0, false,
+            KF_OK, err, errlen, &nums };
     for (int k = 0; k < p->nkernels && e.st == KF_OK; k++) {
         kf_cg_kinfo ki;
         e.st = kf_cg_kinfo_init(&ki, p, k, err, errlen);
@@ -1975,22 +2025,23 @@ kf_status kf_cg_emit(const kf_plan *p, kf_target t, const kf_cg_caps *caps, kf_s
         e.ki = NULL;
     }
     if (e.st == KF_OK) {
-        kf_sb_printf(out, "/* Generated by kfuse %d.%d.%d: %s for graph '%s', %d kernel%s.\n", KFUSE_VERSION_MAJOR,
+        kf_strbuf head = KF_STRBUF_INIT;
+        kf_sb_printf(&head, "/* Generated by kfuse %d.%d.%d: %s for graph '%s', %d kernel%s.\n", KFUSE_VERSION_MAJOR,
                      KFUSE_VERSION_MINOR, KFUSE_VERSION_PATCH, e.sp->target_name, p->g->name, p->nkernels,
                      p->nkernels == 1 ? "" : "s");
-        kf_sb_puts(out, " * Kernel ABI: docs/codegen.md.  Do not edit: regenerate. */\n");
-        kf_sb_puts(out, e.sp->preamble);
+        kf_sb_puts(&head, " * Kernel ABI: docs/codegen.md.  Do not edit: regenerate. */\n");
+        kf_sb_puts(&head, e.sp->preamble);
         if (e.uses_f64)
-            kf_sb_puts(out, e.sp->fp64_preamble);
-        kf_sb_putc(out, '\n');
-        emit_helpers(&e, out);
-        kf_sb_append(out, &kernels);
+            kf_sb_puts(&head, e.sp->fp64_preamble);
+        kf_sb_putc(&head, '\n');
+        emit_helpers(&e, &head);
+        kf_sb_insert(out, start, &head);
+        kf_sb_free(&head);
         if (kf_sb_failed(out)) {
             e.st = KF_ERR_NO_MEMORY;
             if (err && errlen)
-                snprintf(err, errlen, "codegen: out of memory");
+                kf_snprintf(err, errlen, "codegen: out of memory");
         }
     }
-    kf_sb_free(&kernels);
     return e.st;
 }

@@ -4,6 +4,7 @@
 #ifndef KF_STRBUF_H
 #define KF_STRBUF_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -20,12 +21,27 @@ void kf_sb_init(kf_strbuf *b);
 void kf_sb_free(kf_strbuf *b);
 /* Forget the contents but keep the memory (and clear the OOM flag). */
 void kf_sb_reset(kf_strbuf *b);
+/* Make room for n more bytes, so that appends up to that size never move
+ * the text; false (the OOM flag set) when memory ran out. */
+bool kf_sb_reserve(kf_strbuf *b, size_t n);
 void kf_sb_putn(kf_strbuf *b, const char *s, size_t n);
 void kf_sb_puts(kf_strbuf *b, const char *s);
 void kf_sb_putc(kf_strbuf *b, char c);
+/* Append the text snprintf would write. */
 void kf_sb_printf(kf_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void kf_sb_vprintf(kf_strbuf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+/* Append v in decimal, as "%lld" writes it. */
+void kf_sb_putint(kf_strbuf *b, long long v);
+/* snprintf and vsnprintf, exactly (the same text and return value), made
+ * fast for the conversions code generation uses: strings, characters and
+ * integers (with a '0' flag and a width) are formatted here, a format with
+ * any other conversion by the C library. */
+int kf_snprintf(char *dst, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int kf_vsnprintf(char *dst, size_t size, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 /* Append src's contents (src unchanged); an OOM in src carries over. */
 void kf_sb_append(kf_strbuf *b, const kf_strbuf *src);
+/* Insert src's contents at offset at (<= b->len) of b, as kf_sb_append. */
+void kf_sb_insert(kf_strbuf *b, size_t at, const kf_strbuf *src);
 static inline bool kf_sb_failed(const kf_strbuf *b) { return b->oom; }
 /* The contents as a C string ("" when empty); valid until the next append. */
 static inline const char *kf_sb_str(const kf_strbuf *b) { return b->data ? b->data : ""; }

@@ -62,23 +62,62 @@ static bool node_equal(const kf_irnode *x, const kf_irnode *y)
     return true;
 }
 
+/* The slot of node x in the table (open addressing over node ids + 1, 0
+ * empty) of nodes of g: the one holding a node equal to x (*hit set), or
+ * the empty one where x goes (*hit KF_NONE). */
+static uint32_t probe(const kf_graph *g, const int32_t *slots, uint32_t cap, const kf_irnode *x, kf_node *hit)
+{
+    uint32_t j = (uint32_t)node_key(x) & (cap - 1);
+    *hit = KF_NONE;
+    for (; slots[j]; j = (j + 1) & (cap - 1))
+        if (node_equal(&g->nodes[slots[j] - 1], x)) {
+            *hit = slots[j] - 1;
+            break;
+        }
+    return j;
+}
+
+/* Does a computed node of g equal an earlier one?  When none does, the
+ * rebuild would copy g node for node (literals are interned in every
+ * graph, so none merge either), so the pass leaves g as it is.  slots is
+ * left empty. */
+static bool any_equal(const kf_graph *g, int32_t *slots, uint32_t cap)
+{
+    bool found = false;
+    for (int32_t i = 0; i < g->nnodes && !found; i++) {
+        const kf_irnode *x = &g->nodes[i];
+        kf_node hit;
+        if (kf_ir_op((kf_op)x->op)->kind == KF_KIND_LEAF)
+            continue;
+        uint32_t j = probe(g, slots, cap, x, &hit);
+        found = hit != KF_NONE;
+        slots[j] = i + 1;
+    }
+    memset(slots, 0, cap * sizeof *slots);
+    return found;
+}
+
 kf_status kf_pass_cse(kf_pipeline *p)
 {
     const kf_graph *old = p->g;
-    kf_rebuild rb;
-    kf_status s = kf_rebuild_begin(p, &rb);
-    if (s != KF_OK)
-        return s;
-    /* open addressing over new node ids (+1, 0 empty); at least twice the
-     * nodes, so it never fills */
+    /* at least twice the nodes, so the table never fills */
     uint32_t cap = 16;
     while (cap < (uint32_t)old->nnodes * 2u + 2u)
         cap *= 2;
     int32_t *slots = calloc(cap, sizeof *slots);
     if (!slots) {
-        kf_rebuild_abort(&rb);
         snprintf(p->err, sizeof p->err, "cse: out of memory for %u slots", cap);
         return KF_ERR_NO_MEMORY;
+    }
+    if (!any_equal(old, slots, cap)) {
+        free(slots);
+        return KF_OK;
+    }
+    kf_rebuild rb;
+    kf_status s = kf_rebuild_begin(p, &rb);
+    if (s != KF_OK) {
+        free(slots);
+        return s;
     }
     kf_graph *g = rb.g;
     for (int32_t i = 0; i < old->nnodes; i++) {
@@ -94,14 +133,8 @@ kf_status kf_pass_cse(kf_pipeline *p)
             proto.args[a] = rb.map[x->args[a]];
         /* dtype and shape as the copy will have them: operands map to
          * nodes of the same dtype and shape, so the old node's stand */
-        uint64_t h = node_key(&proto);
-        uint32_t j = (uint32_t)h & (cap - 1);
-        kf_node hit = KF_NONE;
-        for (; slots[j]; j = (j + 1) & (cap - 1))
-            if (node_equal(&g->nodes[slots[j] - 1], &proto)) {
-                hit = slots[j] - 1;
-                break;
-            }
+        kf_node hit;
+        uint32_t j = probe(g, slots, cap, &proto, &hit);
         if (hit != KF_NONE && kf_rebuild_replace(&rb, i, hit))
             continue;
         kf_node n = kf_rebuild_add(&rb, i, &proto);

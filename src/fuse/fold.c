@@ -257,9 +257,32 @@ static kf_node identity(const kf_graph *g, const kf_irnode *x, bool fast_math)
 
 /* -- The pass ---------------------------------------------------------------------- */
 
+/* x - x -> 0 for a rank-0 float (fast_math only). */
+static bool self_sub(const kf_irnode *x)
+{
+    return x->op == KF_OP_SUB && x->args[0] == x->args[1] && x->rank == 0 && kf_dt_is_float((kf_dtype)x->dtype);
+}
+
+/* Could some rule apply to a computed node of g?  When none can, the
+ * rebuild would copy g node for node (literals are interned in every
+ * graph, so none merge either), so the pass leaves g as it is: most graphs
+ * have nothing to fold. */
+static bool any_candidate(const kf_graph *g, bool fast_math)
+{
+    for (int32_t i = 0; i < g->nnodes; i++) {
+        const kf_irnode *x = &g->nodes[i];
+        if (kf_ir_op((kf_op)x->op)->kind != KF_KIND_LEAF &&
+            (identity(g, x, fast_math) != KF_NONE || (fast_math && self_sub(x)) || foldable(g, x)))
+            return true;
+    }
+    return false;
+}
+
 kf_status kf_pass_fold(kf_pipeline *p)
 {
     const kf_graph *old = p->g;
+    if (!any_candidate(old, p->opt.fast_math))
+        return KF_OK;
     kf_rebuild rb;
     kf_status s = kf_rebuild_begin(p, &rb);
     if (s != KF_OK)
@@ -277,8 +300,7 @@ kf_status kf_pass_fold(kf_pipeline *p)
             q.args[a] = rb.map[x->args[a]];
 
         kf_node r = identity(g, &q, p->opt.fast_math);
-        if (r == KF_NONE && p->opt.fast_math && q.op == KF_OP_SUB && q.args[0] == q.args[1] && q.rank == 0 &&
-            kf_dt_is_float((kf_dtype)q.dtype) && !rb.is_out[i])
+        if (r == KF_NONE && p->opt.fast_math && self_sub(&q) && !rb.is_out[i])
             r = kf_rebuild_lit(&rb, (kf_dtype)q.dtype, (kf_lit){ .f = 0.0 });
         if (r == KF_NONE && !rb.is_out[i] && foldable(g, &q)) {
             kf_lit v;

@@ -96,6 +96,7 @@ typedef struct part {
     int32_t *queue;
     int32_t *pos;              /* node -> position in the kernel being cut */
     int64_t *prefix;
+    void *tables;              /* the one allocation holding the tables above */
 } part;
 
 static kf_status nomem(part *pt, const char *what)
@@ -150,25 +151,42 @@ static void part_free(part *pt)
         free(pt->ks[k].readers.v);
     }
     free(pt->ks);
-    free(pt->live);
-    free(pt->is_out);
-    free(pt->mat);
-    free(pt->demoted);
-    free(pt->tag);
-    free(pt->kof);
-    free(pt->share);
-    free(pt->tkey);
-    free(pt->tval);
-    free(pt->vis);
-    free(pt->rseen);
-    free(pt->rflag);
-    free(pt->stack);
     free(pt->reads.v);
-    free(pt->ktarget);
-    free(pt->kvisit);
-    free(pt->queue);
-    free(pt->pos);
-    free(pt->prefix);
+    free(pt->tables);
+}
+
+/* n bytes at offset *o of base (8-byte aligned; NULL when base is NULL). */
+static void *carve(char *base, size_t *o, size_t n)
+{
+    void *p = base ? base + *o : NULL;
+    *o += (n + 7) / 8 * 8;
+    return p;
+}
+
+/* Point the tables into base, zeroed (NULL: only measure); the bytes they
+ * take.  One allocation instead of one per table: most graphs are small. */
+static size_t layout(part *pt, char *base)
+{
+    size_t n1 = (size_t)pt->n + 1, o = 0;
+    pt->live = carve(base, &o, n1);
+    pt->is_out = carve(base, &o, n1);
+    pt->mat = carve(base, &o, n1);
+    pt->demoted = carve(base, &o, n1);
+    pt->tag = carve(base, &o, n1 * sizeof *pt->tag);
+    pt->kof = carve(base, &o, n1 * sizeof *pt->kof);
+    pt->share = carve(base, &o, n1 * sizeof *pt->share);
+    pt->tkey = carve(base, &o, pt->tcap * sizeof *pt->tkey);
+    pt->tval = carve(base, &o, pt->tcap * sizeof *pt->tval);
+    pt->vis = carve(base, &o, n1 * sizeof *pt->vis);
+    pt->rseen = carve(base, &o, n1 * sizeof *pt->rseen);
+    pt->rflag = carve(base, &o, n1);
+    pt->stack = carve(base, &o, (3 * n1 + 8) * sizeof *pt->stack);
+    pt->ktarget = carve(base, &o, n1 * sizeof *pt->ktarget);
+    pt->kvisit = carve(base, &o, n1 * sizeof *pt->kvisit);
+    pt->queue = carve(base, &o, n1 * sizeof *pt->queue);
+    pt->pos = carve(base, &o, n1 * sizeof *pt->pos);
+    pt->prefix = carve(base, &o, n1 * sizeof *pt->prefix);
+    return o;
 }
 
 static kf_status part_init(part *pt, kf_pipeline *p)
@@ -182,27 +200,9 @@ static kf_status part_init(part *pt, kf_pipeline *p)
     pt->tcap = 16;
     while (pt->tcap < 2 * n1)
         pt->tcap *= 2;
-    pt->live = calloc(n1, 1);
-    pt->is_out = calloc(n1, 1);
-    pt->mat = calloc(n1, 1);
-    pt->demoted = calloc(n1, 1);
-    pt->tag = calloc(n1, sizeof *pt->tag);
-    pt->kof = malloc(n1 * sizeof *pt->kof);
-    pt->share = malloc(n1 * sizeof *pt->share);
-    pt->tkey = malloc(pt->tcap * sizeof *pt->tkey);
-    pt->tval = malloc(pt->tcap * sizeof *pt->tval);
-    pt->vis = calloc(n1, sizeof *pt->vis);
-    pt->rseen = calloc(n1, sizeof *pt->rseen);
-    pt->rflag = calloc(n1, 1);
-    pt->stack = malloc((3 * n1 + 8) * sizeof *pt->stack);
-    pt->ktarget = calloc(n1, sizeof *pt->ktarget);
-    pt->kvisit = calloc(n1, sizeof *pt->kvisit);
-    pt->queue = malloc(n1 * sizeof *pt->queue);
-    pt->pos = malloc(n1 * sizeof *pt->pos);
-    pt->prefix = malloc(n1 * sizeof *pt->prefix);
-    if (!pt->live || !pt->is_out || !pt->mat || !pt->demoted || !pt->tag || !pt->kof || !pt->share || !pt->tkey || !pt->tval ||
-        !pt->vis || !pt->rseen || !pt->rflag || !pt->stack || !pt->ktarget || !pt->kvisit || !pt->queue || !pt->pos || !pt->prefix)
+    if (!(pt->tables = calloc(1, layout(pt, NULL))))
         return nomem(pt, "for its tables");
+    layout(pt, pt->tables);
     /* live nodes, and the roots every plan has */
     for (int32_t i = 0; i < g->noutputs; i++)
         pt->live[g->outputs[i]] = pt->is_out[g->outputs[i]] = 1;
@@ -485,12 +485,6 @@ static void free_kernels(kf_kernel *ks, int32_t n)
     free(ks);
 }
 
-static int cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Build kernel i of the grouping: nodes (its computed roots and the cones
  * they need), outs (its roots), then args and the rest by kf_kernel_fill. */
 static kf_status build_kernel(part *pt, int32_t i, kf_kernel *out)
@@ -531,8 +525,7 @@ static kf_status build_kernel(part *pt, int32_t i, kf_kernel *out)
                 pt->stack[sp++] = (uint32_t)y->args[a];
         }
     }
-    if (nodes.n > 0)
-        qsort(nodes.v, (size_t)nodes.n, sizeof *nodes.v, cmp_i32);
+    kf_fuse_sort_i32(nodes.v, nodes.n);
     out->nodes = nodes.v;
     out->nnodes = nodes.n;
     nodes.v = NULL;

@@ -48,10 +48,9 @@ static kf_status fail(kf_pipeline *p, kf_status s)
     return s;
 }
 
-kf_status kf_fuse(const kf_graph *g, const kf_fuse_options *opt, const char *stop_after, kf_pipeline *p)
+/* Arguments and options of kf_fuse and kf_fuse_owned. */
+static kf_status start(const kf_graph *g, const kf_fuse_options *opt, const char *stop_after, kf_pipeline *p)
 {
-    if (!p)
-        return KF_ERR_INVALID_ARG;
     memset(p, 0, sizeof *p);
     if (opt)
         p->opt = *opt;
@@ -66,10 +65,12 @@ kf_status kf_fuse(const kf_graph *g, const kf_fuse_options *opt, const char *sto
             o += (size_t)snprintf(p->err + o, sizeof p->err - o, "%s %s", i ? "," : "", kf_fuse_pass_names[i]);
         return KF_ERR_INVALID_ARG;
     }
-    if (!(p->g = kf_graph_clone(g))) {
-        snprintf(p->err, sizeof p->err, "kf_fuse: out of memory copying graph '%s'", kf_graph_name(g));
-        return KF_ERR_NO_MEMORY;
-    }
+    return KF_OK;
+}
+
+/* The passes on p->g, in order. */
+static kf_status run(kf_pipeline *p, const char *stop_after)
+{
     kf_status s;
     if ((s = kf_pass_verify(p)) != KF_OK) return fail(p, s);
     if (stop(stop_after, "verify")) return KF_OK;
@@ -84,4 +85,30 @@ kf_status kf_fuse(const kf_graph *g, const kf_fuse_options *opt, const char *sto
     if (stop(stop_after, "partition")) return KF_OK;
     if ((s = kf_pass_schedule(p)) != KF_OK) return fail(p, s);
     return KF_OK;
+}
+
+kf_status kf_fuse(const kf_graph *g, const kf_fuse_options *opt, const char *stop_after, kf_pipeline *p)
+{
+    if (!p)
+        return KF_ERR_INVALID_ARG;
+    kf_status s = start(g, opt, stop_after, p);
+    if (s != KF_OK)
+        return s;
+    if (!(p->g = kf_graph_clone(g))) {
+        snprintf(p->err, sizeof p->err, "kf_fuse: out of memory copying graph '%s'", kf_graph_name(g));
+        return KF_ERR_NO_MEMORY;
+    }
+    return run(p, stop_after);
+}
+
+kf_status kf_fuse_owned(kf_graph *g, const kf_fuse_options *opt, const char *stop_after, kf_pipeline *p)
+{
+    kf_status s = p ? start(g, opt, stop_after, p) : KF_ERR_INVALID_ARG;
+    if (s != KF_OK) {
+        kf_graph_free(g);
+        return s;
+    }
+    atomic_store(&g->hash_at, 0); /* passes rewrite nodes in place */
+    p->g = g;
+    return run(p, stop_after);
 }

@@ -56,11 +56,31 @@ static int cmp_i32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+void kf_fuse_sort_i32(int32_t *v, int32_t n)
+{
+    bool up = true, down = true;
+    for (int32_t i = 1; i < n && (up || down); i++) {
+        up = up && v[i - 1] <= v[i];
+        down = down && v[i - 1] >= v[i];
+    }
+    if (up)
+        return;
+    if (!down) {
+        qsort(v, (size_t)n, sizeof *v, cmp_i32);
+        return;
+    }
+    for (int32_t i = 0, j = n - 1; i < j; i++, j--) {
+        int32_t t = v[i];
+        v[i] = v[j];
+        v[j] = t;
+    }
+}
+
 static int32_t sort_unique(int32_t *v, int32_t n)
 {
     if (n == 0)
         return 0;
-    qsort(v, (size_t)n, sizeof *v, cmp_i32);
+    kf_fuse_sort_i32(v, n);
     int32_t m = 1;
     for (int32_t i = 1; i < n; i++)
         if (v[i] != v[m - 1])

@@ -87,6 +87,10 @@ void kf_fuse_options_default(kf_fuse_options *o);
  * p->plan once partition ran) hold the result; release with
  * kf_pipeline_clear.  On failure p->err says what and where. */
 kf_status kf_fuse(const kf_graph *g, const kf_fuse_options *opt, const char *stop_after, kf_pipeline *p);
+/* kf_fuse on g itself instead of a copy: the pipeline owns g from the call
+ * on (it is freed with the pipeline, or at once on failure), so nobody
+ * else may hold it. */
+kf_status kf_fuse_owned(kf_graph *g, const kf_fuse_options *opt, const char *stop_after, kf_pipeline *p);
 void kf_pipeline_clear(kf_pipeline *p);
 
 /* -- Additions: helpers shared by the passes ------------------------------------ *
@@ -135,6 +139,10 @@ kf_status kf_plan_check(const kf_plan *p, const kf_fuse_options *opt, char *err,
  * appended until no named node has it.  Writes to buf (always terminated). */
 void kf_fuse_node_name(const kf_graph *g, kf_node n, char *buf, size_t len);
 
+/* Sort v ascending; linear when it is sorted already, either way round
+ * (the passes' node lists usually are). */
+void kf_fuse_sort_i32(int32_t *v, int32_t n);
+
 /* -- Graph rewriting (rewrite.c) ---------------------------------------------------
  * fold, cse and dce build a new graph from the old one in node order:
  * every old node is either copied (operands mapped to the new graph) or
@@ -171,5 +179,12 @@ bool kf_rebuild_replace(kf_rebuild *rb, int32_t i, kf_node r);
 kf_status kf_rebuild_finish(kf_pipeline *p, kf_rebuild *rb);
 /* Drop a rebuild that failed half way (p->g stays the old graph). */
 void kf_rebuild_abort(kf_rebuild *rb);
+/* The same rewriting outside a pipeline (the cache's canonical form):
+ * start reads old, which must outlive the rebuild and is never changed;
+ * end names the nodes, adds the outputs and returns the new graph, or NULL
+ * when the rewrite failed or memory ran out.  Both free rb's scratch when
+ * they fail, end always. */
+kf_status kf_rebuild_start(const kf_graph *old, kf_rebuild *rb);
+kf_graph *kf_rebuild_end(kf_rebuild *rb);
 
 #endif /* KF_PLAN_H */

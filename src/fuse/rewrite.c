@@ -14,7 +14,12 @@ static kf_status oom(kf_pipeline *p, const char *what)
 
 kf_status kf_rebuild_begin(kf_pipeline *p, kf_rebuild *rb)
 {
-    const kf_graph *old = p->g;
+    kf_status s = kf_rebuild_start(p->g, rb);
+    return s == KF_OK ? s : oom(p, "starting a graph rewrite");
+}
+
+kf_status kf_rebuild_start(const kf_graph *old, kf_rebuild *rb)
+{
     memset(rb, 0, sizeof *rb);
     rb->old = old;
     rb->cap = old->nnodes + 16;
@@ -45,7 +50,7 @@ kf_status kf_rebuild_begin(kf_pipeline *p, kf_rebuild *rb)
     return KF_OK;
 fail:
     kf_rebuild_abort(rb);
-    return oom(p, "starting a graph rewrite");
+    return KF_ERR_NO_MEMORY;
 }
 
 void kf_rebuild_abort(kf_rebuild *rb)
@@ -183,7 +188,8 @@ bool kf_rebuild_replace(kf_rebuild *rb, int32_t i, kf_node r)
     return true;
 }
 
-kf_status kf_rebuild_finish(kf_pipeline *p, kf_rebuild *rb)
+/* Name the nodes and add the outputs of rb->g (errors kept on it). */
+static void complete(kf_rebuild *rb)
 {
     kf_graph *g = rb->g;
     const kf_graph *old = rb->old;
@@ -216,6 +222,12 @@ kf_status kf_rebuild_finish(kf_pipeline *p, kf_rebuild *rb)
             g->outputs[g->noutputs++] = n;
         }
     }
+}
+
+kf_status kf_rebuild_finish(kf_pipeline *p, kf_rebuild *rb)
+{
+    complete(rb);
+    kf_graph *g = rb->g;
     kf_status s = g->status;
     if (s != KF_OK) {
         snprintf(p->err, sizeof p->err, "%s", g->err);
@@ -227,4 +239,14 @@ kf_status kf_rebuild_finish(kf_pipeline *p, kf_rebuild *rb)
     rb->g = NULL;
     kf_rebuild_abort(rb);
     return KF_OK;
+}
+
+kf_graph *kf_rebuild_end(kf_rebuild *rb)
+{
+    complete(rb);
+    kf_graph *g = rb->g->status == KF_OK ? rb->g : NULL;
+    if (g)
+        rb->g = NULL;
+    kf_rebuild_abort(rb);
+    return g;
 }

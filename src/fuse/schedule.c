@@ -7,12 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Sort outs: graph outputs by their place in the output list, then the
  * rest by node id (insertion sort: kernels write few nodes). */
 static void sort_outs(kf_kernel *k, const int32_t *outpos)
@@ -102,8 +96,7 @@ kf_status kf_pass_schedule(kf_pipeline *p)
     /* each kernel's lists in canonical order */
     for (int32_t i = 0; i < nk; i++) {
         kf_kernel *k = &pl->kernels[i];
-        if (k->nnodes > 1)
-            qsort(k->nodes, (size_t)k->nnodes, sizeof *k->nodes, cmp_i32);
+        kf_fuse_sort_i32(k->nodes, k->nnodes);
         sort_outs(k, outpos);
         if (kf_kernel_fill(g, k, mark, (uint32_t)i + 1) != KF_OK)
             goto done;
