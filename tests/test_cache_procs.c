@@ -463,7 +463,7 @@ static void test_sizecap(const char *tmp)
     CHECK_MSG(worst <= cap + largest && bytes <= cap, "over the cap: %llu", (unsigned long long)worst);
     CHECK(n > 0 && n < PROCS * GRAPHS && evictions > 0);
     /* the file itself: the tables' pages, plus the entries, each at worst
-     * doubled by page slack (16 KiB pages); evicted pages go back with
+     * doubled by page slack; evicted pages go back with
      * incremental vacuum, so it does not keep all 48 */
     CHECK_MSG((uint64_t)st.st_size <= base + 2 * (cap + largest), "file %lld bytes", (long long)st.st_size);
     verify_all(dir);

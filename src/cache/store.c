@@ -11,8 +11,10 @@
  *   timeout is skipped (the kernel is just not stored).
  * - Schema versioned with PRAGMA user_version: an older schema is dropped
  *   and recreated (it is a cache), a newer one is left alone.
- * - 16 KiB pages and incremental auto-vacuum: blobs of 10 KB to 1 MB span
- *   few overflow pages, and evicted space goes back to the file system.
+ * - 4 KiB pages and incremental auto-vacuum: evicted space goes back to the
+ *   file system.  (16 KiB pages mean fewer overflow pages per blob, but a
+ *   new process's first lookup faults in every page it reads: 4 KiB pages
+ *   made it 2x faster for a 10 KB cubin, 1.4x for a 45 KB one.)
  * - The blob's length and XXH3-128 are stored beside it and checked before
  *   a blob leaves this file; the full key material is compared on a hit.
  * - Size cap: after an insert, least recently used entries are deleted
@@ -43,7 +45,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-enum { SCHEMA_VERSION = 1, STORE_PAGE_SIZE = 16384, ROW_OVERHEAD = 256 };
+enum { SCHEMA_VERSION = 1, STORE_PAGE_SIZE = 4096, ROW_OVERHEAD = 256 };
 #define STALE_CLAIM_MS (10 * 60 * 1000)
 
 static const char schema_sql[] =
