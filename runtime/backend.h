@@ -35,6 +35,9 @@ typedef struct kf_backend_ops {
      * may point into the disk cache's row). */
     kf_status (*load)(void *dev, const void *bin, size_t binlen, void **mod, kf_rt_err *err);
     void (*unload)(void *dev, void *mod);
+    /* The entry point named name: thread-safe, the same handle for the same
+     * name every time (the runtime resolves entry points at first launch,
+     * from whichever thread launches first). */
     kf_status (*function)(void *dev, void *mod, const char *name, void **fn, kf_rt_err *err);
     kf_status (*alloc)(void *dev, size_t bytes, void **buf, kf_rt_err *err);
     void (*free)(void *dev, void *buf);

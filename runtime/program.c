@@ -20,7 +20,7 @@ typedef struct kf_rt_src {
 
 typedef struct kf_rt_kernel {
     kf_cg_kabi abi;
-    void *fn[KF_CG_VARIANT_COUNT];
+    void *fn[KF_CG_VARIANT_COUNT]; /* entry points, resolved at first launch (kernel_fn) */
     kf_rt_src *src;   /* abi.nargs + abi.nouts entries */
     int32_t *scalar_slot; /* per scalar: index into the run's scalars */
 } kf_rt_kernel;
@@ -141,8 +141,10 @@ static kf_status map_sources(kf_program *p, int ki, char *err, size_t errlen)
     return KF_OK;
 }
 
-/* Kernel ABIs, buffer sources and entry points of every kernel. */
-static kf_status bind_kernels(kf_context *ctx, kf_program *p, char *msg, size_t msglen)
+/* Kernel ABIs and buffer sources of every kernel.  Entry points are left
+ * to their first launch: a first call loads only the variants it runs
+ * (with CUDA's lazy loading, resolving one uploads its code). */
+static kf_status bind_kernels(kf_program *p, char *msg, size_t msglen)
 {
     p->nk = p->plan->nkernels;
     p->meta_total = 0;
@@ -158,12 +160,6 @@ static kf_status bind_kernels(kf_context *ctx, kf_program *p, char *msg, size_t 
         s = kf_cg_kernel_abi(p->plan, i, &rk->abi, msg, msglen);
         if (s == KF_OK)
             s = map_sources(p, i, msg, msglen);
-        for (int v = 0; v < KF_CG_VARIANT_COUNT && s == KF_OK; v++) {
-            const char *name = rk->abi.entry[v];
-            kf_rt_err err;
-            if (name[0] && (s = ctx->be->function(ctx->dev, p->mod, name, &rk->fn[v], &err)) != KF_OK)
-                snprintf(msg, msglen, "%s", err.msg);
-        }
         /* what every run needs to size its host memory and scratch */
         p->meta_total += (size_t)rk->abi.meta_count;
         if (rk->abi.nargs + rk->abi.nouts > p->max_bufs)
@@ -171,6 +167,22 @@ static kf_status bind_kernels(kf_context *ctx, kf_program *p, char *msg, size_t 
         p->has_err |= rk->abi.has_err;
     }
     return s;
+}
+
+/* The entry point of variant v of rk, resolved on its first launch by any
+ * thread: the backend's function() is thread-safe and gives every caller
+ * the same handle, so racing threads store the same pointer. */
+static kf_status kernel_fn(kf_context *ctx, void *mod, kf_rt_kernel *rk, int v, void **fn, kf_rt_err *err)
+{
+    void *f = __atomic_load_n(&rk->fn[v], __ATOMIC_ACQUIRE);
+    if (!f) {
+        kf_status s = ctx->be->function(ctx->dev, mod, rk->abi.entry[v], &f, err);
+        if (s != KF_OK)
+            return s;
+        __atomic_store_n(&rk->fn[v], f, __ATOMIC_RELEASE);
+    }
+    *fn = f;
+    return KF_OK;
 }
 
 /* Prepare g (canonical form, fusion, code; the cache key), get its module
@@ -187,7 +199,7 @@ static kf_status build(kf_context *ctx, const kf_graph *g, kf_program *m, char *
         const kf_graph *pg = m->plan->g;
         for (int32_t i = 0; i < pg->ninputs; i++)
             pg->nodes[pg->inputs[i]].scalar ? m->nscalars++ : m->ninputs++;
-        s = bind_kernels(ctx, m, msg, msglen);
+        s = bind_kernels(m, msg, msglen);
     }
     kf_cache_prep_free(&prep);
     return s;
@@ -473,9 +485,10 @@ kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ni
         for (int l = 0; s == KF_OK && l < rs.launch[i].n; l++) {
             const kf_cg_launch *L = &rs.launch[i].l[l];
             kf_rt_err err;
-            kf_rt_op op = { .kind = KF_RT_LAUNCH, .fn = rk->fn[L->variant], .grid = L->grid, .block = L->block,
-                            .args = args, .nargs = na };
-            s = kf_trace_issue(ctx, st, &op, g->name, i, L->entry, 0, &err);
+            kf_rt_op op = { .kind = KF_RT_LAUNCH, .grid = L->grid, .block = L->block, .args = args, .nargs = na };
+            s = kernel_fn(ctx, p->mod, rk, L->variant, &op.fn, &err);
+            if (s == KF_OK)
+                s = kf_trace_issue(ctx, st, &op, g->name, i, L->entry, 0, &err);
             if (s != KF_OK)
                 s = kf_rt_fail(ctx, s, "kf_run: graph '%s': launching %s: %s", g->name, L->entry, err.msg);
             else
