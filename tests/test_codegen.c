@@ -1152,9 +1152,16 @@ static void test_abi(void)
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_TILE && L.l[0].grid == 1024 && L.scratch_bytes == 0);
         kf_cg_launch_variant(a, meta, KF_CG_WARP, 0, 0, &L);
         CHECK(L.n == 0);
-        meta[1] = 4095;
-        meta[2] = 1000;
+        meta[1] = 4095;   /* fewer rows: warp only while they are short */
+        meta[2] = 1025;
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_TILE);
+        meta[2] = 1024;
+        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_WARP);
+        meta[1] = 1024;
+        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_WARP);
+        meta[1] = 1023;
+        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_TILE);
+        meta[2] = 1000;
         meta[1] = 0;
         kf_cg_launch_rule(a, meta, NULL, 0, 0, &L);
         CHECK(L.n == 0);

@@ -587,7 +587,8 @@ kf_cg_variant kf_cg_pick_variant(const kf_cg_kabi *a, const int64_t *meta, const
     if (a->kind == KF_KERNEL_REDUCE) {
         uint64_t M, L;
         red_sizes(a, meta, &M, &L);
-        if (M >= KF_CG_WARP_OUTPUTS && L >= KF_CG_WARP_MIN && L <= KF_CG_TILE_ELEMS && red_contiguous(a, meta))
+        bool many = M >= KF_CG_WARP_OUTPUTS || (M >= KF_CG_WARP_SHORT && L <= KF_CG_WARP_SHORT);
+        if (many && L >= KF_CG_WARP_MIN && L <= KF_CG_TILE_ELEMS && red_contiguous(a, meta))
             return KF_CG_WARP;
         return use_seq(M, L) ? KF_CG_SEQ : KF_CG_TILE;
     }

@@ -118,7 +118,8 @@ enum {
     KF_CG_SEQ_OUTPUTS = 65536,/* ... or up to KF_CG_TILE_ELEMS when there are this many outputs */
     KF_CG_WARP_LANES = 32,    /* threads per output of warp (a CUDA warp) */
     KF_CG_WARP_MIN = 32,      /* warp: reduced length at least this, at most KF_CG_TILE_ELEMS, */
-    KF_CG_WARP_OUTPUTS = 4096,/* ... at least this many outputs, reduced dim contiguous */
+    KF_CG_WARP_OUTPUTS = 4096,/* ... at least this many outputs, reduced dim contiguous, */
+    KF_CG_WARP_SHORT = 1024,  /* ... or at least this many when L is at most this too */
     KF_CG_CHUNK_TARGET = 2048,/* tile: about this many (output, chunk) blocks when an output has several tiles */
     KF_CG_NAME_MAX = 256      /* bytes enough for any entry name */
 };
