@@ -445,7 +445,7 @@ kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ni
             s = kf_rt_fail(ctx, s, "kf_run: graph '%s': %s", g->name, msg);
             break;
         }
-        kf_cg_launch_rule(&rk->abi, meta, NULL, ctx->info.compute_units, 0, &rs.launch[i]);
+        kf_cg_launch_rule(&rk->abi, meta, NULL, ctx->info.compute_units, ctx->info.gpu, 0, &rs.launch[i]);
         if (rs.launch[i].scratch_bytes > rs.partial_bytes)
             rs.partial_bytes = rs.launch[i].scratch_bytes;
     }

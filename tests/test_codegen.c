@@ -791,13 +791,13 @@ static bool cl_run(tcase *c, cl_program prog, const kf_host_array *inputs, const
             ok = kf_cg_fill_meta(abi, p, symvals, arr, meta, msg, sizeof msg) == KF_OK;
         kf_cg_launches L = { 0 };
         if (ok) {
-            kf_cg_launch_rule(abi, meta, NULL, D.cu, ro->grid, &L);
+            kf_cg_launch_rule(abi, meta, NULL, D.cu, false, ro->grid, &L);
             if (L.n > 0) {
                 kf_cg_variant f = force_variant(abi, L.l[0].variant, ro->force);
                 if (f != L.l[0].variant)
-                    kf_cg_launch_variant(abi, meta, f, D.cu, ro->grid, &L);
+                    kf_cg_launch_variant(abi, meta, f, D.cu, false, ro->grid, &L);
                 if (L.n == 0)   /* warp where an output has more than one tile */
-                    kf_cg_launch_rule(abi, meta, NULL, D.cu, ro->grid, &L);
+                    kf_cg_launch_rule(abi, meta, NULL, D.cu, false, ro->grid, &L);
             }
             if (L.n > 0 && L.l[0].variant == KF_CG_SEQ && k < 64)
                 *seq_mask |= 1ull << k;
@@ -1074,17 +1074,21 @@ static void test_abi(void)
         kf_cg_array arr[2] = { { { 2 }, 3 }, { { 1 }, 0 } };
         CHECK_STATUS(kf_cg_fill_meta(a, p, sym, arr, meta, err, sizeof err), KF_OK);
         CHECK(meta[2] == 2 && meta[4] == 3 && kf_cg_pick_variant(a, meta, NULL) == KF_CG_S64);
-        kf_cg_launch_rule(a, meta, NULL, 4, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 4, false, 0, &L);
         CHECK(L.n == 1 && L.l[0].grid == 1 && L.l[0].block == 256 && L.scratch_bytes == 0);
         meta[0] = meta[1] = 100000000;
         meta[2] = meta[3] = 1;
         meta[4] = 0;
-        kf_cg_launch_rule(a, meta, NULL, 4, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 4, false, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 32 && strcmp(L.l[0].entry, nm) == 0);
-        kf_cg_launch_rule(a, meta, NULL, 4, 5, &L);
+        kf_cg_launch_rule(a, meta, NULL, 4, false, 5, &L);
         CHECK(L.l[0].grid == 5);
+        /* on a GPU: a block per 256 vectors, no cap */
+        kf_cg_launch_rule(a, meta, NULL, 4, true, 0, &L);
+        CHECK_MSG(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == (uint64_t)(100000000 / a->vecw + 255) / 256,
+                  "gpu grid %llu (vecw %d)", (unsigned long long)L.l[0].grid, a->vecw);
         meta[0] = meta[1] = 0;
-        kf_cg_launch_rule(a, meta, NULL, 4, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 4, false, 0, &L);
         CHECK(L.n == 0);
         sym[0] = -1;
         CHECK_STATUS(kf_cg_fill_meta(a, p, sym, NULL, meta, err, sizeof err), KF_ERR_SHAPE);
@@ -1120,10 +1124,10 @@ static void test_abi(void)
         CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, NULL, meta, err, sizeof err), KF_OK);
         int64_t want[15] = { 15000, 3, 5000, 5000, 1, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0 };
         CHECK(a->meta_count == 15 && memcmp(meta, want, sizeof want) == 0);
-        kf_cg_launch_rule(a, meta, NULL, 0, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 0, false, 0, &L);
         CHECK(L.n == 2 && L.l[0].variant == KF_CG_TILE && L.l[1].variant == KF_CG_COMB);
         CHECK(L.l[0].grid == 6 && L.l[1].grid == 3 && L.scratch_bytes == 32 + 32 + 48 + 32);
-        kf_cg_launch_variant(a, meta, KF_CG_SEQ, 0, 0, &L);
+        kf_cg_launch_variant(a, meta, KF_CG_SEQ, 0, false, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_SEQ && L.l[0].grid == 1 && L.scratch_bytes == 0);
         meta[2] = 64;
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_SEQ);
@@ -1132,10 +1136,10 @@ static void test_abi(void)
         /* warp: many outputs, 32 <= L <= 4096, the reduced dim contiguous in x */
         meta[1] = 4096;
         meta[2] = 1000;
-        kf_cg_launch_rule(a, meta, NULL, 0, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 0, false, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARP && L.l[0].grid == 512 && L.scratch_bytes == 0);
         CHECK(strcmp(L.l[0].entry + strlen(L.l[0].entry) - 5, "_warp") == 0);
-        kf_cg_launch_rule(a, meta, NULL, 16, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 16, false, 0, &L);
         CHECK(L.l[0].grid == 128);
         meta[4] = -1;   /* reversed rows */
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_WARP);
@@ -1148,9 +1152,9 @@ static void test_abi(void)
         meta[2] = 31;
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_SEQ);
         meta[2] = 4097;  /* longer rows: tile, one chunk per output, one launch */
-        kf_cg_launch_rule(a, meta, NULL, 0, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 0, false, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_TILE && L.l[0].grid == 1024 && L.scratch_bytes == 0);
-        kf_cg_launch_variant(a, meta, KF_CG_WARP, 0, 0, &L);
+        kf_cg_launch_variant(a, meta, KF_CG_WARP, 0, false, 0, &L);
         CHECK(L.n == 0);
         meta[1] = 4095;   /* fewer rows: warp only while they are short */
         meta[2] = 1025;
@@ -1163,7 +1167,7 @@ static void test_abi(void)
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_TILE);
         meta[2] = 1000;
         meta[1] = 0;
-        kf_cg_launch_rule(a, meta, NULL, 0, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 0, false, 0, &L);
         CHECK(L.n == 0);
     }
     {   /* chunks of the tile variant: a function of (M, L) only */

@@ -625,18 +625,24 @@ kf_cg_variant kf_cg_pick_variant(const kf_cg_kabi *a, const int64_t *meta, const
     return small && a->has_s32 ? KF_CG_S32 : KF_CG_S64;
 }
 
-static uint32_t grid_for(uint64_t items, uint64_t per_block, int cu, uint32_t override)
+/* Blocks for items at per_block each: all of them, or at most cap =
+ * 8 * cu (1024 when cu is unknown) where the kernel loops grid-stride
+ * (capped).  On a GPU an elementwise kernel is not capped: a thread with
+ * one vector to load issues it at once, where a grid-stride loop loads,
+ * computes and stores each in turn (x5 of 2^28 floats on an H200: 0.92 of
+ * copy capped, 1.00 not). */
+static uint32_t grid_for(uint64_t items, uint64_t per_block, int cu, bool capped, uint32_t override)
 {
     if (override)
         return override;
-    uint64_t cap = cu > 0 ? (uint64_t)cu * 8 : 1024;
+    uint64_t cap = !capped ? (uint64_t)INT32_MAX : cu > 0 ? (uint64_t)cu * 8 : 1024;
     uint64_t g = (items + per_block - 1) / per_block;
     if (g > cap)
         g = cap;
     return g ? (uint32_t)g : 1;
 }
 
-void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int compute_units,
+void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int compute_units, bool gpu,
                           uint32_t grid_override, kf_cg_launches *out)
 {
     memset(out, 0, sizeof *out);
@@ -646,7 +652,7 @@ void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_varian
             return;
         uint64_t threads = (v == KF_CG_C32 || v == KF_CG_C64) ? (n + (uint64_t)a->vecw - 1) / (uint64_t)a->vecw : n;
         out->n = 1;
-        out->l[0] = (kf_cg_launch){ v, "", grid_for(threads, KF_CG_BLOCK, compute_units, grid_override), KF_CG_BLOCK };
+        out->l[0] = (kf_cg_launch){ v, "", grid_for(threads, KF_CG_BLOCK, compute_units, !gpu, grid_override), KF_CG_BLOCK };
     } else {
         uint64_t M, L;
         red_sizes(a, meta, &M, &L);
@@ -655,17 +661,17 @@ void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_varian
             return;
         out->n = 1;
         if (v == KF_CG_SEQ) {
-            out->l[0] = (kf_cg_launch){ v, "", grid_for(M, KF_CG_BLOCK, compute_units, grid_override), KF_CG_BLOCK };
+            out->l[0] = (kf_cg_launch){ v, "", grid_for(M, KF_CG_BLOCK, compute_units, true, grid_override), KF_CG_BLOCK };
         } else if (v == KF_CG_WARP) {
             uint64_t per_block = KF_CG_BLOCK / KF_CG_WARP_LANES;
-            out->l[0] = (kf_cg_launch){ v, "", grid_for(M, per_block, compute_units, grid_override), KF_CG_BLOCK };
+            out->l[0] = (kf_cg_launch){ v, "", grid_for(M, per_block, compute_units, true, grid_override), KF_CG_BLOCK };
         } else {
             uint64_t nchunks, ce;
             kf_cg_red_chunks(M, L, &nchunks, &ce);
-            out->l[0] = (kf_cg_launch){ v, "", grid_for(M * nchunks, 1, compute_units, grid_override), KF_CG_BLOCK };
+            out->l[0] = (kf_cg_launch){ v, "", grid_for(M * nchunks, 1, compute_units, true, grid_override), KF_CG_BLOCK };
             if (nchunks > 1) {
                 out->n = 2;
-                out->l[1] = (kf_cg_launch){ KF_CG_COMB, "", grid_for(M, 1, compute_units, grid_override), KF_CG_BLOCK };
+                out->l[1] = (kf_cg_launch){ KF_CG_COMB, "", grid_for(M, 1, compute_units, true, grid_override), KF_CG_BLOCK };
                 /* per reduction, in outs order: P values, then P i64 indices
                  * for argmin/argmax, each array 16-byte aligned (emit.c) */
                 uint64_t P = M * nchunks, bytes = 0;
@@ -683,8 +689,8 @@ void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_varian
         out->l[i].entry = a->entry[out->l[i].variant];
 }
 
-void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units,
+void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units, bool gpu,
                        uint32_t grid_override, kf_cg_launches *out)
 {
-    kf_cg_launch_variant(a, meta, kf_cg_pick_variant(a, meta, addrs), compute_units, grid_override, out);
+    kf_cg_launch_variant(a, meta, kf_cg_pick_variant(a, meta, addrs), compute_units, gpu, grid_override, out);
 }

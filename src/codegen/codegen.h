@@ -218,9 +218,12 @@ typedef struct kf_cg_launches {
 
 /* The launches of one call: the variant of kf_cg_pick_variant, entry names,
  * grids sized to the device (compute_units: SMs or OpenCL compute units,
- * <= 0 when unknown) and the scratch size.  grid_override > 0 forces the
- * grid of every launch (tests: results must not change). */
-void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units,
+ * <= 0 when unknown; gpu: a device that schedules blocks in hardware, where
+ * an elementwise kernel gets a block per 256 threads' worth of elements
+ * instead of a grid-stride loop over a capped grid) and the scratch size.
+ * grid_override > 0 forces the grid of every launch (tests: results must
+ * not change). */
+void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units, bool gpu,
                        uint32_t grid_override, kf_cg_launches *out);
 
 /* The launches when the first launch uses variant v (EW: any variant whose
@@ -228,7 +231,7 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
  * correct, though float sums then round differently, or warp when the
  * reduced length is at most KF_CG_TILE_ELEMS): kf_cg_launch_rule is this
  * with v = kf_cg_pick_variant.  n = 0 when v does not fit the kind. */
-void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int compute_units,
+void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int compute_units, bool gpu,
                           uint32_t grid_override, kf_cg_launches *out);
 
 /* The chunks of the tile variant for M outputs of L reduced elements:
