@@ -316,6 +316,8 @@ typedef struct kf_device_info {
     int compute_units;     /* SMs / compute units */
     bool fp64, fp16;       /* f64 and f16 arrays supported */
     bool gpu;              /* a GPU, not a CPU device */
+    int sm;                /* NVIDIA compute capability, major * 10 + minor (90 for sm_90), on CUDA
+                            * and on NVIDIA OpenCL devices (cl_nv_device_attribute_query); else 0 */
 } kf_device_info;
 
 /* Create a context.  opts may be NULL (all defaults).  On failure *out is

@@ -526,7 +526,8 @@ static kf_status cu_open(int index, void **dev, kf_device_info *info, kf_rt_err 
     info->compute_units = sms;
     info->fp64 = info->fp16 = true;
     info->gpu = true;
-    choose_target(d, ccmaj * 10 + ccmin);
+    info->sm = ccmaj * 10 + ccmin;
+    choose_target(d, info->sm);
     kf_rt_cuda_compiler_id(d->compiler_id, sizeof d->compiler_id);
 
     /* The default stream: a stream of our own, not the legacy NULL stream,

@@ -413,6 +413,13 @@ static kf_status ocl_open(int index, void **dev, kf_device_info *info, kf_rt_err
     char *ext = ocl_dev_string(f.device, CL_DEVICE_EXTENSIONS);
     info->fp64 = ocl_has_word(ext, "cl_khr_fp64") || dfp != 0;
     info->fp16 = ocl_has_word(ext, "cl_khr_fp16");
+    if (ocl_has_word(ext, "cl_nv_device_attribute_query")) {
+        /* CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, _MINOR_NV */
+        cl_uint ccmaj = 0, ccmin = 0;
+        if (clGetDeviceInfo(f.device, 0x4000, sizeof ccmaj, &ccmaj, NULL) == CL_SUCCESS &&
+            clGetDeviceInfo(f.device, 0x4001, sizeof ccmin, &ccmin, NULL) == CL_SUCCESS && ccmaj < 100 && ccmin < 10)
+            info->sm = (int)(ccmaj * 10 + ccmin);
+    }
     free(ext);
     if (!info->fp64 && d->cl20) {
         /* 3.0 optional features; a query that 2.x devices do not know */

@@ -531,6 +531,7 @@ static kf_context *fake_context(const char *arch, const char *dir)
     ctx->info.backend = KF_BACKEND_CUDA;
     snprintf(ctx->info.name, sizeof ctx->info.name, "fake %s", arch);
     snprintf(ctx->info.arch, sizeof ctx->info.arch, "%s", arch);
+    sscanf(arch, "sm_%d", &ctx->info.sm);   /* as cu_open fills it */
     ctx->info.fp64 = ctx->info.fp16 = ctx->info.gpu = true;
     ctx->info.compute_units = 132;
     pthread_mutex_init(&ctx->lock, NULL);

@@ -30,10 +30,9 @@ static void options_text(kf_cache_target *t)
 
 kf_cg_caps kf_cache_caps_of(const kf_device_info *info)
 {
-    int sm = 0;
-    if (info->backend == KF_BACKEND_CUDA)
-        sscanf(info->arch, "sm_%d", &sm);
-    return (kf_cg_caps){ info->fp64, info->fp16, sm >= 80 };
+    /* inline PTX: CUDA, and NVIDIA's OpenCL (whose compiler takes it too) */
+    bool ptx = info->backend == KF_BACKEND_CUDA || (info->backend == KF_BACKEND_OPENCL && info->sm > 0);
+    return (kf_cg_caps){ info->fp64, info->fp16, ptx && info->sm >= 80 };
 }
 
 kf_status kf_cache_target_of(const kf_device_info *info, const char *compiler_id, const kf_fuse_options *fuse,
@@ -83,6 +82,8 @@ kf_status kf_cache_target_cuda_arch(const char *arch, const char *compiler_id, k
     info.backend = KF_BACKEND_CUDA;
     info.fp64 = info.fp16 = true; /* CUDA codegen checks no capability */
     snprintf(info.arch, sizeof info.arch, "%s", arch);
+    if (sscanf(arch, "sm_%d", &info.sm) != 1 && sscanf(arch, "compute_%d", &info.sm) != 1)
+        info.sm = 0;
     return kf_cache_target_of(&info, compiler_id, NULL, out);
 }
 

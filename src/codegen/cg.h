@@ -37,7 +37,6 @@ typedef struct kf_cg_spell {
     const char *unroll;             /* line before a loop to unroll, or "" */
     const char *no_unroll;          /* line before a loop not to unroll, or "" */
     const char *shfl_down;          /* warp shuffle down: pre of (value, delta) call, NULL when none */
-    bool ptx_asm;                   /* inline PTX (asm statements) allowed */
     kf_cg_bin fadd[2], fsub[2], fmul[2], fdiv[2];   /* [0] f32, [1] f64: correctly rounded, never contracted */
     const char *fsqrt[2];           /* correctly rounded square root */
     const char *math[KF_OP_COUNT][2];      /* one-call functions by op, [0] f32, [1] f64 */

@@ -101,8 +101,9 @@ typedef enum kf_target { KF_TARGET_CUDA, KF_TARGET_OPENCL, KF_TARGET_LLVM, KF_TA
 typedef struct kf_cg_caps {
     bool fp64;   /* cl_khr_fp64: f64 allowed */
     bool fp16;   /* cl_khr_fp16: f16 allowed (bf16 never needs it) */
-    bool nan_minmax; /* CUDA sm_80 and later: PTX min.NaN/max.NaN.f32, the IR's float min and max
-                      * (NaN if either is NaN, -0 below +0) in one instruction */
+    bool nan_minmax; /* inline PTX min.NaN/max.NaN.f32, the IR's float min and max (NaN if either
+                      * is NaN, -0 below +0) in one instruction: sm_80 and later, on CUDA and on
+                      * NVIDIA's OpenCL (whose compiler takes inline PTX too) */
 } kf_cg_caps;
 
 typedef enum kf_cg_variant {

@@ -1863,7 +1863,7 @@ static void helper_fminmax(E *e, kf_strbuf *o, int p, bool mn)
     const kf_cg_wrap *to = p ? &sp->f64_to_bits : &sp->f32_to_bits, *from = p ? &sp->f64_from_bits : &sp->f32_from_bits;
     /* in a reduction's inner loop this is most of the work: one PTX
      * instruction where there is one (rowmax: 0.90 -> 1.0 of copy on an H200) */
-    bool ptx = !p && sp->ptx_asm && e->caps && e->caps->nan_minmax;
+    bool ptx = !p && e->caps && e->caps->nan_minmax;
     kf_sb_printf(o, "/* %s that propagates NaN; %s.  %s */\n", mn ? "min" : "max",
                  mn ? "min(-0, +0) = -0" : "max(-0, +0) = +0", ptx ? "One instruction." : "Selects, no branches.");
     kf_sb_printf(o, "%s %s kf_f%s_%s(%s a, %s b)\n{\n", sp->fn, F, mn ? "min" : "max", nm, F, F);

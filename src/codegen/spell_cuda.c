@@ -34,7 +34,6 @@ const kf_cg_spell kf_cg_spell_cuda = {
     .unroll = "#pragma unroll",
     .no_unroll = "#pragma unroll 1",
     .shfl_down = "__shfl_down_sync(0xffffffffu, ",
-    .ptx_asm = true,
     .fadd = { { "__fadd_rn(", ", ", ")" }, { "__dadd_rn(", ", ", ")" } },
     .fsub = { { "__fsub_rn(", ", ", ")" }, { "__dsub_rn(", ", ", ")" } },
     .fmul = { { "__fmul_rn(", ", ", ")" }, { "__dmul_rn(", ", ", ")" } },
