@@ -13,6 +13,7 @@
  * "device: NAME".  Exit 1 on a wrong result or a failed call, 3 without a device. */
 #include "kfsample.h"
 #include "kfuse.h"
+#include "median.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,12 +31,6 @@ static double now_s(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* What one timed call does; false when it failed. */
@@ -60,10 +55,8 @@ static double per_call_us(const bench_call *c, int batches)
         ok = ok && c->sync(c->arg);
     }
     double us = -1;
-    if (ok) {
-        qsort(t, (size_t)batches, sizeof *t, cmp_double);
-        us = t[batches / 2];
-    }
+    if (ok)
+        us = bench_median(t, batches);
     free(t);
     return us;
 }

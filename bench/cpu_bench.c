@@ -8,6 +8,7 @@
  * (bench/cpu_bench.py runs NumPy and numexpr on the same expressions.) */
 #define _GNU_SOURCE
 #include "kfuse.h"
+#include "median.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -56,19 +57,6 @@ static void *copy_loop(void *arg)
     return NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median of t[0..n) (sorts t). */
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
-    return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
-}
-
 /* Median of reps: GB/s of bytes read plus bytes written. */
 static double copy_gbs(float *dst, const float *src, size_t n, int threads, int reps)
 {
@@ -93,7 +81,7 @@ static double copy_gbs(float *dst, const float *src, size_t n, int threads, int 
     for (int t = 1; t < threads; t++)
         pthread_join(tid[t], NULL);
     pthread_barrier_destroy(&bar);
-    return 2.0 * (double)n * sizeof(float) / median(times, reps) / 1e9;
+    return 2.0 * (double)n * sizeof(float) / bench_median(times, reps) / 1e9;
 }
 
 int main(int argc, char **argv)
@@ -178,7 +166,7 @@ int main(int argc, char **argv)
                 kf_stream_sync(ctx, NULL);
                 t[k] = now_s() - t0;
             }
-            double med = median(t, r), best = t[0];
+            double med = bench_median(t, r), best = t[0];
             double bytes = (double)n * 4 * (nin + (red ? 0 : 1));
             double gbs = bytes / med / 1e9;
             printf("%-8s %10zu %8d %9.3f %9.3f %9.2f %8.2f %10.2f\n", kf_graph_name(g), n, threads, med * 1e3,

@@ -5,6 +5,7 @@
  * kernel is checked against the reference interpreter before it is timed.
  * What is counted and how: bench/README.md. */
 #include "kfsample.h"
+#include "median.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,18 +87,6 @@ static double now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static int64_t numel(const kf_host_array *a)
@@ -515,7 +504,7 @@ static bool time_launches(bench *b, int reps, kf_status (*launch)(bench *, void 
         }
         t[k] = e;
     }
-    *ms = median(t, reps);
+    *ms = bench_median(t, reps);
     free(t);
     return true;
 }
@@ -651,7 +640,7 @@ static double host_per_call_us(void *arg, bool (*launch)(void *), bool (*sync)(v
         if (l >= 0)
             t[l] = dt;
     }
-    return median(t, LAUNCH_LOOPS) * 1e3 / LAUNCH_CALLS;
+    return bench_median(t, LAUNCH_LOOPS) * 1e3 / LAUNCH_CALLS;
 }
 
 typedef struct kf_launch {

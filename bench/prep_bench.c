@@ -9,6 +9,7 @@
  * the children.  bench/README.md says more.
  * Usage: prep_bench [--reps N] [--forks F] FILE.kir[:GRAPH]...   (defaults 300, 5) */
 #include "cache.h"
+#include "median.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,19 +26,6 @@ static double now_us(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The median of v[0..n) (reorders v). */
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 typedef struct kf_target_desc {
@@ -130,7 +118,7 @@ static row measure(const kf_graph *g, const kf_target_desc *td, int reps)
     for (int ph = 0; ph < PHASES; ph++) {
         for (int i = 0; i < reps; i++)
             v[i] = hot[(size_t)i * PHASES + ph];
-        r.hot[ph] = median(v, reps);
+        r.hot[ph] = bench_median(v, reps);
     }
     r.ok = true;
 done:
@@ -174,7 +162,7 @@ static bool bench_row(const kf_graph *g, const kf_target_desc *td, int reps, int
             for (int ph = 0; ph < PHASES; ph++) {
                 for (int f = 0; f < forks; f++)
                     v[f] = k ? rs[f].hot[ph] : rs[f].first[ph];
-                printf(" %6.1f", median(v, forks));
+                printf(" %6.1f", bench_median(v, forks));
             }
             printf(k ? "\n" : " |");
         }
