@@ -30,9 +30,9 @@ static void options_text(kf_cache_target *t)
 
 kf_cg_caps kf_cache_caps_of(const kf_device_info *info)
 {
-    /* inline PTX: CUDA, and NVIDIA's OpenCL (whose compiler takes it too) */
-    bool ptx = info->backend == KF_BACKEND_CUDA || (info->backend == KF_BACKEND_OPENCL && info->sm > 0);
-    return (kf_cg_caps){ info->fp64, info->fp16, ptx && info->sm >= 80 };
+    /* sm is set on CUDA devices and NVIDIA's OpenCL ones, whose compilers
+     * both take inline PTX */
+    return (kf_cg_caps){ info->fp64, info->fp16, info->sm >= 80 };
 }
 
 kf_status kf_cache_target_of(const kf_device_info *info, const char *compiler_id, const kf_fuse_options *fuse,
