@@ -90,113 +90,22 @@ static bool sync_kf(void *arg) { return kf_stream_sync(((kf_call *)arg)->ctx, NU
 /* -- A bare launch: libcuda and NVRTC without kfuse's runtime ------------------------ */
 
 #ifdef KFUSE_WITH_CUDA
-#include "cuda_nvrtc.h"
+#include "bare_cuda.h"
 
-#include <cuda.h>
-#include <dlfcn.h>
-
-/* The driver functions it needs, typed from cuda.h and looked up by the
- * names cuda.h gives them (cuMemAlloc is cuMemAlloc_v2), as runtime/cuda.c
- * does. */
-#define BARE_CU(X)                                                                                            \
-    X(cuInit) X(cuDeviceGet) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent)     \
-    X(cuModuleLoadData) X(cuModuleGetFunction) X(cuModuleUnload) X(cuMemAlloc) X(cuMemFree) X(cuStreamCreate) \
-    X(cuStreamDestroy) X(cuStreamSynchronize) X(cuLaunchKernel)
-#define BARE_STR_(x) #x
-#define BARE_STR(x) BARE_STR_(x)
-
-typedef struct bare_cu {
-#define BARE_MEMBER(f) __typeof__(&f) f;
-    BARE_CU(BARE_MEMBER)
-#undef BARE_MEMBER
-    CUfunction fn;
-    CUstream stream;
-    CUdeviceptr x, y;
-    int n;
-} bare_cu;
-
-static const char bare_src[] = "extern \"C\" __global__ void x5(const float *x, float *y, int n)\n"
-                               "{\n"
-                               "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-                               "    if (i < n) {\n"
-                               "        float v = x[i];\n"
-                               "        y[i] = v + v + v + v + v;\n"
-                               "    }\n"
-                               "}\n";
-
-static bool bare_call(void *arg)
-{
-    bare_cu *b = arg;
-    void *params[] = { &b->x, &b->y, &b->n };
-    return b->cuLaunchKernel(b->fn, (unsigned)(b->n + 255) / 256, 1, 1, 256, 1, 1, 0, b->stream, params, NULL) ==
-           CUDA_SUCCESS;
-}
-
-static bool bare_sync(void *arg)
-{
-    bare_cu *b = arg;
-    return b->cuStreamSynchronize(b->stream) == CUDA_SUCCESS;
-}
-
-/* Host time of cuLaunchKernel of a hand-written x+x+x+x+x (NVRTC for arch,
- * on device 0's primary context, which kfuse's context uses as well, on a
- * stream of its own): the floor under any launch.  -1 when it cannot run. */
+/* Host time of a bare cuLaunchKernel (bench/bare_cuda.h) on n elements on
+ * device 0, timed like the kfuse calls: the floor under any launch.  -1
+ * when it cannot run. */
 static double bare_launch_us(const char *arch, int n, int batches)
 {
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        fprintf(stderr, "cache_bench: bare launch: %s\n", dlerror());
+    bare_cuda c;
+    char why[600];
+    if (!bare_cuda_open(&c, 0, arch, (unsigned)n, why, sizeof why)) {
+        fprintf(stderr, "cache_bench: bare launch: %s\n", why);
         return -1;
     }
-    bare_cu b = { .n = n };
-    bool found = true;
-#define BARE_LOAD(f)                                                                                          \
-    {                                                                                                         \
-        void *p = dlsym(lib, BARE_STR(f));                                                                    \
-        found = found && p;                                                                                   \
-        memcpy(&b.f, &p, sizeof p);                                                                           \
-    }
-    BARE_CU(BARE_LOAD)
-#undef BARE_LOAD
-    void *bin = NULL;
-    size_t len = 0;
-    kf_rt_err err = { 0 };
-    if (!found || kf_rt_cuda_compile_arch(bare_src, sizeof bare_src - 1, arch, &bin, &len, &err) != KF_OK) {
-        fprintf(stderr, "cache_bench: bare launch: %s\n", found ? err.msg : "a driver symbol is missing");
-        return -1;
-    }
-    CUdevice dev = 0;
-    CUcontext ctx = NULL;
-    CUmodule mod = NULL;
-    double us = -1;
-    CUresult r = b.cuInit(0);
-    if (r == CUDA_SUCCESS)
-        r = b.cuDeviceGet(&dev, 0);
-    if (r == CUDA_SUCCESS)
-        r = b.cuDevicePrimaryCtxRetain(&ctx, dev);
-    if (r == CUDA_SUCCESS) {
-        if ((r = b.cuCtxSetCurrent(ctx)) == CUDA_SUCCESS && (r = b.cuModuleLoadData(&mod, bin)) == CUDA_SUCCESS &&
-            (r = b.cuModuleGetFunction(&b.fn, mod, "x5")) == CUDA_SUCCESS &&
-            (r = b.cuMemAlloc(&b.x, (size_t)n * 4)) == CUDA_SUCCESS &&
-            (r = b.cuMemAlloc(&b.y, (size_t)n * 4)) == CUDA_SUCCESS &&
-            (r = b.cuStreamCreate(&b.stream, CU_STREAM_NON_BLOCKING)) == CUDA_SUCCESS) {
-            bench_call c = { bare_call, bare_sync, &b };
-            us = per_call_us(&c, batches);
-        }
-        if (b.stream)
-            b.cuStreamDestroy(b.stream);
-        if (b.y)
-            b.cuMemFree(b.y);
-        if (b.x)
-            b.cuMemFree(b.x);
-        if (mod)
-            b.cuModuleUnload(mod);
-        b.cuCtxSetCurrent(NULL);
-        b.cuDevicePrimaryCtxRelease(dev);
-    }
-    if (r != CUDA_SUCCESS)
-        fprintf(stderr, "cache_bench: bare launch: CUDA error %d\n", (int)r);
-    free(bin);
+    bench_call call = { bare_cuda_launch, bare_cuda_sync, &c };
+    double us = per_call_us(&call, batches);
+    bare_cuda_close(&c);
     return us;
 }
 #endif

@@ -12,9 +12,7 @@
 #include <string.h>
 #include <time.h>
 #ifdef KFUSE_WITH_CUDA
-#include "cuda_nvrtc.h"
-#include <cuda.h> /* types and prototypes only: libcuda is dlopen'ed, as in runtime/cuda.c */
-#include <dlfcn.h>
+#include "bare_cuda.h"
 #endif
 
 enum {
@@ -662,104 +660,17 @@ static bool kf_launch_sync(void *arg)
 }
 
 #ifdef KFUSE_WITH_CUDA
-/* The bare driver: the same x5 by hand, launched with cuLaunchKernel on the
- * primary context of the same device.  Symbol names follow cuda.h's
- * versioned #defines (cuMemAlloc -> cuMemAlloc_v2), as in runtime/cuda.c. */
-#define BARE_FUNCS(X)                                                                                        \
-    X(cuInit) X(cuDeviceGet) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent)     \
-    X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuMemAlloc) X(cuMemFree)                  \
-    X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) X(cuLaunchKernel)
-#define BARE_STR_(x) #x
-#define BARE_STR(x) BARE_STR_(x)
-
-typedef struct bare_cuda {
-#define BARE_MEMBER(f) __typeof__(&f) f;
-    BARE_FUNCS(BARE_MEMBER)
-#undef BARE_MEMBER
-    CUfunction fn;
-    CUstream st;
-    CUdeviceptr x, y;
-    unsigned n;
-} bare_cuda;
-
-static const char bare_x5_src[] =
-    "extern \"C\" __global__ void bare_x5(const float *__restrict__ x, float *__restrict__ y, unsigned n)\n"
-    "{\n"
-    "    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {\n"
-    "        float v = x[i];\n"
-    "        y[i] = v + v + v + v + v;\n"
-    "    }\n"
-    "}\n";
-
-static bool bare_launch_one(void *arg)
-{
-    bare_cuda *c = arg;
-    void *params[] = { &c->x, &c->y, &c->n };
-    return c->cuLaunchKernel(c->fn, (c->n + 255) / 256, 1, 1, 256, 1, 1, 0, c->st, params, NULL) == CUDA_SUCCESS;
-}
-
-static bool bare_sync(void *arg)
-{
-    bare_cuda *c = arg;
-    return c->cuStreamSynchronize(c->st) == CUDA_SUCCESS;
-}
-
-/* Host us per bare cuLaunchKernel; -1 with why[] filled when it cannot run. */
+/* Host us per bare cuLaunchKernel (bench/bare_cuda.h) of the same x5;
+ * -1 with why[] filled when it cannot run. */
 static double bare_cuda_us(const bench *b, int device, char *why, size_t wlen)
 {
-    bare_cuda c = { .n = LAUNCH_N };
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        snprintf(why, wlen, "libcuda.so.1: %s", dlerror());
+    bare_cuda c;
+    if (!bare_cuda_open(&c, device, b->info.arch, LAUNCH_N, why, wlen))
         return -1;
-    }
-#define BARE_LOAD(f)                                                                                         \
-    {                                                                                                        \
-        void *p_ = dlsym(lib, BARE_STR(f));                                                                  \
-        if (!p_) {                                                                                           \
-            snprintf(why, wlen, "libcuda.so.1 has no %s", BARE_STR(f));                                      \
-            return -1;                                                                                       \
-        }                                                                                                    \
-        memcpy(&c.f, &p_, sizeof p_);                                                                        \
-    }
-    BARE_FUNCS(BARE_LOAD)
-#undef BARE_LOAD
-    void *bin = NULL;
-    size_t binlen = 0;
-    kf_rt_err err;
-    if (kf_rt_cuda_compile_arch(bare_x5_src, sizeof bare_x5_src - 1, b->info.arch, &bin, &binlen, &err) != KF_OK) {
-        snprintf(why, wlen, "NVRTC: %.400s", err.msg);
-        return -1;
-    }
-    CUdevice dev;
-    CUcontext ctx = NULL;
-    CUmodule mod = NULL;
-    double us = -1;
-    const char *what = "cuInit";
-    if (c.cuInit(0) == CUDA_SUCCESS && (what = "cuDeviceGet", c.cuDeviceGet(&dev, device) == CUDA_SUCCESS) &&
-        (what = "cuDevicePrimaryCtxRetain", c.cuDevicePrimaryCtxRetain(&ctx, dev) == CUDA_SUCCESS)) {
-        if ((what = "cuCtxSetCurrent", c.cuCtxSetCurrent(ctx) == CUDA_SUCCESS) &&
-            (what = "cuModuleLoadData", c.cuModuleLoadData(&mod, bin) == CUDA_SUCCESS) &&
-            (what = "cuModuleGetFunction", c.cuModuleGetFunction(&c.fn, mod, "bare_x5") == CUDA_SUCCESS) &&
-            (what = "cuMemAlloc", c.cuMemAlloc(&c.x, LAUNCH_N * 4) == CUDA_SUCCESS) &&
-            c.cuMemAlloc(&c.y, LAUNCH_N * 4) == CUDA_SUCCESS &&
-            (what = "cuStreamCreate", c.cuStreamCreate(&c.st, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS)) {
-            what = "cuLaunchKernel";
-            us = host_per_call_us(&c, bare_launch_one, bare_sync);
-        }
-        if (c.st)
-            c.cuStreamDestroy(c.st);
-        if (c.x)
-            c.cuMemFree(c.x);
-        if (c.y)
-            c.cuMemFree(c.y);
-        if (mod)
-            c.cuModuleUnload(mod);
-        c.cuDevicePrimaryCtxRelease(dev);
-    }
-    free(bin);
+    double us = host_per_call_us(&c, bare_cuda_launch, bare_cuda_sync);
     if (us < 0)
-        snprintf(why, wlen, "%s failed", what);
+        snprintf(why, wlen, "cuLaunchKernel failed");
+    bare_cuda_close(&c);
     return us;
 }
 #endif

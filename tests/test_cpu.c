@@ -551,16 +551,14 @@ static kf_program *compile_text(kf_context *ctx, const char *text)
 
 /* The f32 sum of x, one of M outputs of L elements, as the GPU kernels
  * combine it (docs/codegen.md, Determinism): seq up to 64 elements (unless
- * warp takes contiguous rows: M >= 4096, or M >= 1024 and L <= 1024, and
- * L >= 32; callers' rows are), else
- * lanes j of 256 fold a chunk's elements j, j+256, ... (chunks of whole
+ * warp takes the rows, kf_cg_warp_sizes: callers' rows are contiguous),
+ * else lanes j of 256 fold a chunk's elements j, j+256, ... (chunks of whole
  * tiles of 4096, kf_cg_red_chunks), a fixed tree per chunk, and the chunks
  * the same way. */
 static float gpu_order_sum(const float *x, int64_t L, int64_t M)
 {
     float acc = 0;
-    bool warp = (M >= KF_CG_WARP_OUTPUTS || (M >= KF_CG_WARP_SHORT && L <= KF_CG_WARP_SHORT)) && L >= KF_CG_WARP_MIN;
-    if (L <= KF_CG_SEQ_MAX && !warp) {
+    if (L <= KF_CG_SEQ_MAX && !kf_cg_warp_sizes((uint64_t)M, (uint64_t)L)) {
         for (int64_t i = 0; i < L; i++)
             acc += x[i];
         return acc;

@@ -549,6 +549,12 @@ static void red_sizes(const kf_cg_kabi *a, const int64_t *meta, uint64_t *M, uin
     *L = l;
 }
 
+bool kf_cg_warp_sizes(uint64_t M, uint64_t L)
+{
+    bool many = M >= KF_CG_WARP_OUTPUTS || (M >= KF_CG_WARP_SHORT && L <= KF_CG_WARP_SHORT);
+    return many && L >= KF_CG_WARP_MIN && L <= KF_CG_TILE_ELEMS;
+}
+
 static bool use_seq(uint64_t M, uint64_t L)
 {
     return L <= KF_CG_SEQ_MAX || (M >= KF_CG_SEQ_OUTPUTS && L <= KF_CG_TILE_ELEMS);
@@ -587,8 +593,7 @@ kf_cg_variant kf_cg_pick_variant(const kf_cg_kabi *a, const int64_t *meta, const
     if (a->kind == KF_KERNEL_REDUCE) {
         uint64_t M, L;
         red_sizes(a, meta, &M, &L);
-        bool many = M >= KF_CG_WARP_OUTPUTS || (M >= KF_CG_WARP_SHORT && L <= KF_CG_WARP_SHORT);
-        if (many && L >= KF_CG_WARP_MIN && L <= KF_CG_TILE_ELEMS && red_contiguous(a, meta))
+        if (kf_cg_warp_sizes(M, L) && red_contiguous(a, meta))
             return KF_CG_WARP;
         return use_seq(M, L) ? KF_CG_SEQ : KF_CG_TILE;
     }

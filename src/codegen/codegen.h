@@ -235,6 +235,10 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
 void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int compute_units, bool gpu,
                           uint32_t grid_override, kf_cg_launches *out);
 
+/* Does warp take M outputs of L reduced elements (when the reduced dim is
+ * contiguous): the size half of kf_cg_pick_variant's rule. */
+bool kf_cg_warp_sizes(uint64_t M, uint64_t L);
+
 /* The chunks of the tile variant for M outputs of L reduced elements:
  * ntiles = max(1, ceil(L / KF_CG_TILE_ELEMS)); about
  * min(ntiles, ceil(KF_CG_CHUNK_TARGET / M)) chunks of equal whole tiles per

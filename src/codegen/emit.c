@@ -1398,6 +1398,19 @@ static void sizes_ML(E *e, ix t)
     P("; /* outputs, reduced elements each */\n");
 }
 
+/* The opening of a reduction entry: buffers, every dim, strides, the
+ * loads of broadcast arguments (args: the entry reads the arguments), M
+ * and L. */
+static void red_prologue(E *e, ix t, bool args)
+{
+    prologue(e, args);
+    dims_decl(e, t, (uint8_t)((1u << e->ki->R) - 1));
+    strides_decl(e, t, args);
+    if (args)
+        bcast_loads(e);
+    sizes_ML(e, t);
+}
+
 /* Visit one point: coordinates of reduced dims from ri, load, body, fold
  * (into slot, see red_fold_point), EW stores. */
 static void red_point(E *e, ix t, const char *ri, const char *slot, const char *ind)
@@ -1412,14 +1425,9 @@ static void red_point(E *e, ix t, const char *ri, const char *slot, const char *
 
 static void emit_red_seq(E *e)
 {
-    const kf_cg_kinfo *ki = e->ki;
     ix t = ix_of(e, true);
     entry_head(e, KF_CG_SEQ);
-    prologue(e, true);
-    dims_decl(e, t, (uint8_t)((1u << ki->R) - 1));
-    strides_decl(e, t, true);
-    bcast_loads(e);
-    sizes_ML(e, t);
+    red_prologue(e, t, true);
     grid_loop_vars(e, t);
     P("    for (%s o = tid; o < M; o += nth) {\n", t.IX);
     coords_from(e, t, kept_mask(e), "o", "t", "        ");
@@ -1581,11 +1589,7 @@ static void emit_red_tile(E *e)
     int per = KF_CG_TILE_ELEMS / KF_CG_BLOCK;
     entry_head(e, KF_CG_TILE);
     shared_decl(e);
-    prologue(e, true);
-    dims_decl(e, t, (uint8_t)((1u << ki->R) - 1));
-    strides_decl(e, t, true);
-    bcast_loads(e);
-    sizes_ML(e, t);
+    red_prologue(e, t, true);
     chunks_decl(e, t, true);
     P("    const %s lid = (%s)%s;\n", t.IX, t.IX, sp->lid);
     scratch_decl(e, t, true);
@@ -1632,10 +1636,7 @@ static void emit_red_comb(E *e)
     ix t = ix_of(e, true);
     entry_head(e, KF_CG_COMB);
     shared_decl(e);
-    prologue(e, false);
-    dims_decl(e, t, (uint8_t)((1u << ki->R) - 1));
-    strides_decl(e, t, false);
-    sizes_ML(e, t);
+    red_prologue(e, t, false);
     chunks_decl(e, t, false);
     P("    const %s lid = (%s)%s;\n", t.IX, t.IX, sp->lid);
     scratch_decl(e, t, false);
@@ -1711,11 +1712,7 @@ static void emit_red_warp(E *e)
     entry_head(e, KF_CG_WARP);
     if (!sp->shfl_down)
         shared_decl(e);
-    prologue(e, true);
-    dims_decl(e, t, (uint8_t)((1u << ki->R) - 1));
-    strides_decl(e, t, true);
-    bcast_loads(e);
-    sizes_ML(e, t);
+    red_prologue(e, t, true);
     P("    const %s lid = (%s)%s, lane = lid %% %d;\n", t.IX, t.IX, sp->lid, W);
     P("    for (%s ob = (%s)%s * %d; ob < M; ob += (%s)%s * %d) {\n", t.IX, t.IX, sp->bid, G, t.IX, sp->gdim, G);
     P("        const %s o = ob + lid / %d;\n", t.IX, W);
