@@ -316,18 +316,6 @@ static void emit_case(tcase *c, const kf_cg_caps *devcaps)
                       !strstr(c->cuda, "= sin(") && !strstr(c->cuda, "= cos(") && strstr(c->ocl, "= sincos(") &&
                       !strstr(c->ocl, "= sin(") && !strstr(c->ocl, "= cos("),
                   "%s: sin and cos of one operand are not one sincos call", c->name);
-    /* a large body calls sin, cos, tan, pow and sincos used twice out of
-     * line on CUDA (one wrapper each), tanh used once inline; OpenCL inline */
-    if (strcmp(c->name, "bigtrig") == 0 && c->cuda && c->ocl) {
-        static const char *const ool[] = { "kf_ool_sinf(", "kf_ool_cosf(", "kf_ool_tanf(", "kf_ool_powf(",
-                                           "kf_ool_sincosf(", "kf_ool_sin(", "kf_ool_cos(", "kf_ool_tan(",
-                                           "kf_ool_pow(" };
-        for (size_t i = 0; i < sizeof ool / sizeof ool[0]; i++)
-            CHECK_MSG(strstr(c->cuda, ool[i]) != NULL, "%s: no %s call in CUDA", c->name, ool[i]);
-        CHECK_MSG(!strstr(c->cuda, "kf_ool_sincos(") && !strstr(c->cuda, "kf_ool_tanh") &&
-                      strstr(c->cuda, "= tanhf(") && !strstr(c->cuda, "= sinf(") && !strstr(c->ocl, "kf_ool"),
-                  "%s: out-of-line calls where there should be none, or inline ones left", c->name);
-    }
 }
 
 /* -- NVRTC ------------------------------------------------------------------------------------------ *

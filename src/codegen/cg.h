@@ -45,7 +45,6 @@ typedef struct kf_cg_spell {
      * sincos_returns_sin */
     const char *sincos[2];
     bool sincos_returns_sin;
-    bool outline_math;              /* a large body calls big math functions through fn_big wrappers (emit.c, ool_fns) */
     const char *half_helpers;       /* definitions of kf_h2f and kf_f2h */
     bool fp64_needs_cap;            /* f64 needs kf_cg_caps.fp64 */
     bool fp16_needs_cap;            /* f16 needs kf_cg_caps.fp16 */

@@ -20,27 +20,7 @@ enum {
     H_FMIN32, H_FMIN64, H_FMAX32, H_FMAX64,
     H_RTO_F64, H_RTO_U64, H_RTO_I64,
     H_F2I,  /* + prec * 8 + int index */
-    H_OOL = H_F2I + 16, /* + ool index * 2 + prec: an out-of-line math call (ool_fns) */
-    H_COUNT = H_OOL + 10
-};
-
-/* Math functions whose inline code is large (sin, cos and tan carry a
- * Payne-Hanek reduction for huge arguments: about 2.4 KB of SASS the first
- * time, 1.1 KB each further use).  A large body that calls one of them at
- * least twice calls it through one out-of-line wrapper instead, where the
- * target allows (kf_cg_spell.outline_math): bench/chain40.kir's 4 sin and
- * 4 cos make its cubin 40 KB inlined, 24 KB outlined, and a module loads
- * in time about proportional to its size. */
-enum { OOL_SINCOS = 4, OOL_N = 5 };
-static const struct {
-    kf_op op;
-    const char *name[2];
-} ool_fns[OOL_N] = {
-    { KF_OP_SIN, { "kf_ool_sinf", "kf_ool_sin" } },
-    { KF_OP_COS, { "kf_ool_cosf", "kf_ool_cos" } },
-    { KF_OP_TAN, { "kf_ool_tanf", "kf_ool_tan" } },
-    { KF_OP_POW, { "kf_ool_powf", "kf_ool_pow" } },
-    { KF_OP_COUNT, { "kf_ool_sincosf", "kf_ool_sincos" } }, /* a sin and a cos of one operand */
+    H_COUNT = H_F2I + 16
 };
 
 /* The text of float literals ("%.17g" for f64, "%.9g" otherwise), made
@@ -64,8 +44,7 @@ typedef struct E {
     const kf_graph *g;
     kf_cg_kinfo *ki;
     kf_strbuf *o;
-    uint64_t used;     /* helpers, bit per H_* */
-    uint32_t ool;      /* the body being emitted calls these out of line: bit per ool index * 2 + prec */
+    uint32_t used;     /* helpers, bit per H_* */
     bool uses_f64;
     kf_status st;
     char *err;
@@ -75,15 +54,15 @@ typedef struct E {
 
 static void use(E *e, int h)
 {
-    e->used |= 1ull << h;
+    e->used |= 1u << h;
     if (h == H_RH)
-        e->used |= 1ull << H_H2F | 1ull << H_F2H;
+        e->used |= 1u << H_H2F | 1u << H_F2H;
     if (h == H_RBF)
-        e->used |= 1ull << H_BF2F | 1ull << H_F2BF;
+        e->used |= 1u << H_BF2F | 1u << H_F2BF;
     if (h == H_RTO_I64)
-        e->used |= 1ull << H_RTO_U64;
+        e->used |= 1u << H_RTO_U64;
     if (h == H_F2H)
-        e->used |= 1ull << H_H2F;   /* one block defines both */
+        e->used |= 1u << H_H2F;   /* one block defines both */
 }
 
 /* Weighted ops above which the body is a real call (compile time and code
@@ -388,15 +367,6 @@ _Static_assert(KF_OP_LE == KF_OP_LT + 1 && KF_OP_GT == KF_OP_LT + 2 && KF_OP_GE 
                "ew_expr indexes the comparisons from KF_OP_LT in ops.def order");
 
 /* The expression of elementwise node x from operand texts a[]. */
-/* The ool_fns index of op, -1 when it is always inline. */
-static int ool_index(kf_op op)
-{
-    for (int i = 0; i < OOL_SINCOS; i++)
-        if (ool_fns[i].op == op)
-            return i;
-    return -1;
-}
-
 static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
 {
     const kf_cg_spell *sp = e->sp;
@@ -407,11 +377,6 @@ static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
     const char *T = CT(e, t), *U = fl ? NULL : UP(e, t);
     unsigned bits = (unsigned)kf_dtype_size(t) * 8;
     const char *fn = sp->math[op][p];
-    int oi = ool_index(op);
-    if (oi >= 0 && (e->ool & (1u << (oi * 2 + p)))) {
-        fn = ool_fns[oi].name[p];
-        use(e, H_OOL + oi * 2 + p);
-    }
     kf_strbuf tmp = KF_STRBUF_INIT, tmp2 = KF_STRBUF_INIT;
     /* f16/bf16 results are computed in f32 and rounded to the dtype */
     bool round = (x->dtype == KF_F16 || x->dtype == KF_BF16) && op != KF_OP_CAST && op != KF_OP_SELECT;
@@ -647,43 +612,11 @@ static int32_t sincos_partner(const E *e, int i)
     return -1;
 }
 
-/* The ool_fns (bit ool index * 2 + prec) that the body calls at least
- * twice, counting a sin and cos pair as one sincos. */
-static uint32_t ool_calls(const E *e)
-{
-    const kf_kernel *k = e->ki->k;
-    uint8_t n[OOL_N * 2] = { 0 };
-    uint32_t bits = 0;
-    bool *partnered = calloc((size_t)k->nnodes + 1, sizeof *partnered); /* computed by an earlier sincos */
-    if (!partnered)
-        return 0;
-    for (int i = 0; i < k->nnodes; i++) {
-        if (partnered[i])
-            continue;
-        const kf_irnode *x = nd(e, k->nodes[i]);
-        int32_t pj = sincos_partner(e, i);
-        int oi = pj >= 0 ? OOL_SINCOS : ool_index((kf_op)x->op);
-        if (pj >= 0)
-            partnered[pj] = true;
-        if (oi < 0)
-            continue;
-        int b = oi * 2 + prec((kf_dtype)e->g->nodes[x->args[0]].dtype);
-        if (n[b] < 2)
-            n[b]++;
-    }
-    for (int b = 0; b < OOL_N * 2; b++)
-        if (n[b] >= 2)
-            bits |= 1u << b;
-    free(partnered);
-    return bits;
-}
-
 static void emit_body(E *e)
 {
     const kf_cg_kinfo *ki = e->ki;
     const kf_kernel *k = ki->k;
     const kf_cg_spell *sp = e->sp;
-    e->ool = k->nops > KF_CG_BIG_BODY && sp->outline_math ? ool_calls(e) : 0;
     P("/* The fused expression at one point of the iteration space. */\n");
     P("%s void %s_body(", k->nops > KF_CG_BIG_BODY ? sp->fn_big : sp->fn, ki->prefix);
     lst l = { e->o, 0, line_start(e->o) };
@@ -751,12 +684,7 @@ static void emit_body(E *e)
         } else if ((pj = sincos_partner(e, i)) >= 0) {
             done[pj] = true;
             int32_t sn = x->op == KF_OP_SIN ? n : k->nodes[pj], cn = x->op == KF_OP_SIN ? k->nodes[pj] : n;
-            int p = prec((kf_dtype)x->dtype), bit = OOL_SINCOS * 2 + p;
-            const char *f = sp->sincos[p];
-            if (e->ool & (1u << bit)) {
-                f = ool_fns[OOL_SINCOS].name[p];
-                use(e, H_OOL + bit);
-            }
+            const char *f = sp->sincos[x->dtype == KF_F64];
             P("    %s v%d, v%d;\n", T, sn, cn);
             if (sp->sincos_returns_sin)
                 P("    v%d = %s(%s, &v%d);\n", sn, f, a[0], cn);
@@ -1947,32 +1875,12 @@ static void helper_fminmax(E *e, kf_strbuf *o, int p, bool mn)
     kf_sb_printf(o, "    return a != a ? a : b != b ? b : a == b ? eq : a %s b ? a : b;\n}\n", mn ? "<" : ">");
 }
 
-/* The out-of-line wrapper of ool_fns[b / 2] at precision b % 2. */
-static void helper_ool(E *e, kf_strbuf *o, int b)
-{
-    const kf_cg_spell *sp = e->sp;
-    int i = b / 2, p = b % 2;
-    const char *F = p ? "double" : "float", *name = ool_fns[i].name[p];
-    if (i == OOL_SINCOS && sp->sincos_returns_sin)
-        kf_sb_printf(o, "%s %s %s(%s a, %s *c)\n{\n    return %s(a, c);\n}\n", sp->fn_big, F, name, F, F,
-                     sp->sincos[p]);
-    else if (i == OOL_SINCOS)
-        kf_sb_printf(o, "%s void %s(%s a, %s *s, %s *c)\n{\n    %s(a, s, c);\n}\n", sp->fn_big, name, F, F, F,
-                     sp->sincos[p]);
-    else if (ool_fns[i].op == KF_OP_POW)
-        kf_sb_printf(o, "%s %s %s(%s a, %s b)\n{\n    return %s(a, b);\n}\n", sp->fn_big, F, name, F, F,
-                     sp->math[KF_OP_POW][p]);
-    else
-        kf_sb_printf(o, "%s %s %s(%s a)\n{\n    return %s(a);\n}\n", sp->fn_big, F, name, F,
-                     sp->math[ool_fns[i].op][p]);
-}
-
 static void emit_helpers(E *e, kf_strbuf *o)
 {
     const kf_cg_spell *sp = e->sp;
     const char *U16 = ST(e, KF_U16), *U = U32(e);
     for (int h = 0; h < H_COUNT; h++) {
-        if (!(e->used & (1ull << h)) || h == H_F2H)
+        if (!(e->used & (1u << h)) || h == H_F2H)
             continue;
         /* guards let several modules share one compilation unit */
         kf_sb_printf(o, "#ifndef KF_HELPER_%d\n#define KF_HELPER_%d\n", h, h);
@@ -2027,8 +1935,6 @@ static void emit_helpers(E *e, kf_strbuf *o)
             break;
         case H_FMIN32: case H_FMIN64: helper_fminmax(e, o, h - H_FMIN32, true); break;
         case H_FMAX32: case H_FMAX64: helper_fminmax(e, o, h - H_FMAX32, false); break;
-        case H_OOL + 0: case H_OOL + 1: case H_OOL + 2: case H_OOL + 3: case H_OOL + 4: case H_OOL + 5:
-        case H_OOL + 6: case H_OOL + 7: case H_OOL + 8: case H_OOL + 9: helper_ool(e, o, h - H_OOL); break;
         default: {
             int i = h - H_F2I, p = i / 8, ii = i % 8;
             kf_dtype to = (kf_dtype)(ii < 4 ? KF_I8 + ii : KF_U8 + (ii - 4));
@@ -2104,7 +2010,7 @@ kf_status kf_cg_emit(const kf_plan *p, kf_target t, const kf_cg_caps *caps, kf_s
     kf_sb_reserve(out, KF_CG_MODULE_BYTES);
     numcache nums;
     nums.n = 0;
-    E e = { t == KF_TARGET_CUDA ? &kf_cg_spell_cuda : &kf_cg_spell_opencl, t, caps, p->g, NULL, out, 0, 0, false,
+    E e = { t == KF_TARGET_CUDA ? &kf_cg_spell_cuda : &kf_cg_spell_opencl, t, caps, p->g, NULL, out, 0, false,
             KF_OK, err, errlen, &nums };
     for (int k = 0; k < p->nkernels && e.st == KF_OK; k++) {
         kf_cg_kinfo ki;
