@@ -32,8 +32,13 @@ typedef struct kf_backend_ops {
      * device + driver), and the generated-source language. */
     kf_status (*compile)(void *dev, const char *src, size_t len, void **bin, size_t *binlen, kf_rt_err *err);
     /* Load a compiled binary; bin is not used after the call returns (it
-     * may point into the disk cache's row). */
-    kf_status (*load)(void *dev, const void *bin, size_t binlen, void **mod, kf_rt_err *err);
+     * may point into the disk cache's row).  from_cache: bin is a disk
+     * cache entry whose checksum and whole key (the generated source
+     * included) were verified, so it is the binary of the very source this
+     * process generated; a backend may skip checks that a fresh compile of
+     * that source passed (CUDA: each entry point's parameter sizes, read
+     * from the driver at a cost of about 25 us per warm first call). */
+    kf_status (*load)(void *dev, const void *bin, size_t binlen, bool from_cache, void **mod, kf_rt_err *err);
     void (*unload)(void *dev, void *mod);
     /* The entry point named name: thread-safe, the same handle for the same
      * name every time (the runtime resolves entry points at first launch,

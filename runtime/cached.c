@@ -173,7 +173,7 @@ static bool load_take(kf_store_sink *self, const void *bin, size_t len)
 {
     load_sink *l = (load_sink *)self;
     uint64_t t0 = kf_trace_begin(l->ctx);
-    l->status = l->ctx->be->load(l->ctx->dev, bin, len, l->mod, &l->err);
+    l->status = l->ctx->be->load(l->ctx->dev, bin, len, true, l->mod, &l->err);
     kf_trace_end(l->ctx, t0, "module load", l->name);
     l->len = len;
     return l->status == KF_OK;
@@ -231,7 +231,7 @@ kf_status kf_rt_cache_module(kf_context *ctx, const kf_cache_prep *prep, void **
         kf_trace_end(ctx, t0, "cache store", prep->name);
     }
     t0 = kf_trace_begin(ctx);
-    s = ctx->be->load(ctx->dev, bin, len, mod, &err);
+    s = ctx->be->load(ctx->dev, bin, len, false, mod, &err);
     kf_trace_end(ctx, t0, "module load", prep->name);
     free(bin);
     if (s != KF_OK)

@@ -535,8 +535,9 @@ static kf_status cpu_compile(void *dev, const char *src, size_t len, void **bin,
     return kf_cpu_llvm_compile(&d->host, src, len, bin, binlen, NULL, err);
 }
 
-static kf_status cpu_load(void *dev, const void *bin, size_t binlen, void **mod, kf_rt_err *err)
+static kf_status cpu_load(void *dev, const void *bin, size_t binlen, bool from_cache, void **mod, kf_rt_err *err)
 {
+    (void)from_cache;
     if (!dev || !mod)
         return fail(err, KF_ERR_INVALID_ARG, "cpu load: a NULL argument");
     return kf_cpu_llvm_load(bin, binlen, mod, err);

@@ -609,6 +609,7 @@ typedef struct kf_cu_mod {
     CUmodule m;
     pthread_mutex_t lock;    /* fns */
     kf_cu_fn *fns;
+    bool check_params;       /* read each entry point's parameter sizes (not for a verified cache entry) */
 } kf_cu_mod;
 
 /* Reads a little-endian integer of n bytes at p. */
@@ -653,7 +654,7 @@ static bool image_ok(const unsigned char *b, size_t n, char *why, size_t whylen)
     return true;
 }
 
-static kf_status cu_load(void *dev, const void *bin, size_t binlen, void **mod, kf_rt_err *err)
+static kf_status cu_load(void *dev, const void *bin, size_t binlen, bool from_cache, void **mod, kf_rt_err *err)
 {
     kf_cu_dev *d = dev;
     const kf_cu_api *a = d->api;
@@ -705,6 +706,7 @@ static kf_status cu_load(void *dev, const void *bin, size_t binlen, void **mod, 
                        log[0] ? ": " : "", log);
     }
     pthread_mutex_init(&m->lock, NULL);
+    m->check_params = !from_cache;
     *mod = m;
     return KF_OK;
 }
@@ -799,8 +801,10 @@ static kf_status cu_function(void *dev, void *mod, const char *name, void **fn, 
         } else if ((r = a->cuFuncGetAttribute(&f->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f->f)) !=
                    CUDA_SUCCESS) {
             s = cu_fail(a, err, r, "cuFuncGetAttribute", "kernel '%s'", name);
-        } else {
+        } else if (m->check_params) {
             param_info(a, f);
+        } else {
+            f->nparams = -1;
         }
         LEAVE(d);
     }

@@ -526,8 +526,9 @@ static kf_status ocl_compile(void *dev, const char *src, size_t len, void **bin,
     return KF_OK;
 }
 
-static kf_status ocl_load(void *dev, const void *bin, size_t binlen, void **mod, kf_rt_err *err)
+static kf_status ocl_load(void *dev, const void *bin, size_t binlen, bool from_cache, void **mod, kf_rt_err *err)
 {
+    (void)from_cache;
     ocl_dev *d = dev;
     if (!d || !bin || binlen == 0 || !mod)
         return ocl_fail(err, KF_ERR_INVALID_ARG, "opencl load: a NULL or empty argument");

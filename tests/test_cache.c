@@ -472,12 +472,13 @@ static void test_runtime(void)
 /* -- fusec build for CUDA against a context on a (fake) device of that arch ----------------- */
 
 #ifdef KFUSE_WITH_CUDA
-static int fake_loads, fake_compiles;
-static kf_status fk_load(void *dev, const void *bin, size_t len, void **mod, kf_rt_err *err)
+static int fake_loads, fake_cached_loads, fake_compiles;
+static kf_status fk_load(void *dev, const void *bin, size_t len, bool from_cache, void **mod, kf_rt_err *err)
 {
     (void)dev;
     (void)err;
     fake_loads++;
+    fake_cached_loads += from_cache;
     CHECK_MSG(len > 4 && memcmp(bin, "\177ELF", 4) == 0, "the stored binary is not a cubin");
     *mod = malloc(1);
     return KF_OK;
@@ -569,7 +570,7 @@ static void test_cuda(const char *fusec)
     CHECK_STATUS(kf_module_parse_file(file, NULL, &m), KF_OK);
     static const char *const archs[] = { "sm_80", "sm_90" };
     for (int a = 0; a < 2; a++) {
-        fake_loads = fake_compiles = 0;
+        fake_loads = fake_cached_loads = fake_compiles = 0;
         warn_count = 0;
         kf_context *ctx = fake_context(archs[a], dir);
         for (int i = 0; i < kf_module_num_graphs(m); i++) {
@@ -581,9 +582,10 @@ static void test_cuda(const char *fusec)
         }
         kf_stats st = stats_of(ctx);
         CHECK_MSG(st.compiles == 0 && fake_compiles == 0 && st.disk_hits == (uint64_t)kf_module_num_graphs(m) &&
-                      fake_loads == kf_module_num_graphs(m),
-                  "%s: compiles %llu, disk hits %llu of %d", archs[a], (unsigned long long)st.compiles,
-                  (unsigned long long)st.disk_hits, kf_module_num_graphs(m));
+                      fake_loads == kf_module_num_graphs(m) && fake_cached_loads == fake_loads,
+                  "%s: compiles %llu, disk hits %llu of %d, %d of %d loads as verified cache entries", archs[a],
+                  (unsigned long long)st.compiles, (unsigned long long)st.disk_hits, kf_module_num_graphs(m),
+                  fake_cached_loads, fake_loads);
         CHECK(warn_count == 0);
         kf_context_destroy(ctx);
     }

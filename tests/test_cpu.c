@@ -188,7 +188,7 @@ static void test_compile_errors(void *dev)
     CHECK_STATUS(be->compile(dev, unverified, strlen(unverified), &bin, &binlen, &err), KF_ERR_COMPILE);
     CHECK_CONTAINS(err.msg, "verifier");
     static const char junk[] = "certainly not an object file";
-    kf_status s = be->load(dev, junk, sizeof junk, &mod, &err);
+    kf_status s = be->load(dev, junk, sizeof junk, false, &mod, &err);
     CHECK_MSG(s != KF_OK, "junk object loaded");
     CHECK(mod == NULL);
     printf("junk object: %s: %s\n", kf_status_string(s), err.msg);
@@ -464,7 +464,7 @@ static void test_vtable(void)
     printf("compile: %zu-byte object in %.1f ms\n", binlen, now_ms() - tc);
     CHECK(bin && binlen > 4 && memcmp(bin, "\177ELF", 4) == 0);
     tc = now_ms();
-    CHECK_STATUS(be->load(dev, bin, binlen, &mod, &err), KF_OK);
+    CHECK_STATUS(be->load(dev, bin, binlen, false, &mod, &err), KF_OK);
     CHECK_STATUS(be->function(dev, mod, "saxpy", &saxpy, &err), KF_OK);
     CHECK_STATUS(be->function(dev, mod, "slow_fill", &slow, &err), KF_OK);
     printf("load and link: %.1f ms\n", now_ms() - tc);
@@ -482,7 +482,7 @@ static void test_vtable(void)
     }
     /* the same object in a second module: equal names never clash */
     void *mod2 = NULL, *saxpy2 = NULL;
-    CHECK_STATUS(be->load(dev, bin, binlen, &mod2, &err), KF_OK);
+    CHECK_STATUS(be->load(dev, bin, binlen, false, &mod2, &err), KF_OK);
     CHECK_STATUS(be->function(dev, mod2, "saxpy", &saxpy2, &err), KF_OK);
     CHECK(saxpy2 != NULL && saxpy2 != saxpy);
     be->unload(dev, mod2);

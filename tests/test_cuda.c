@@ -202,14 +202,16 @@ static void test_device(const kf_backend_ops *be)
     size_t len = 0;
     CHECK_STATUS(be->compile(g.dev, saxpy_src, sizeof saxpy_src - 1, &bin, &len, &err), KF_OK);
     CHECK(bin && len > 4 && memcmp(bin, "\177ELF", 4) == 0);
-    CHECK_STATUS(be->load(g.dev, bin, len, &mod, &err), KF_OK);
-    /* an unaligned copy of the same image loads too */
+    CHECK_STATUS(be->load(g.dev, bin, len, false, &mod, &err), KF_OK);
+    /* an unaligned copy of the same image loads too (as a verified cache
+     * entry: its entry points' parameters are not read from the driver) */
     char *odd = malloc(len + 1);
     void *mod2 = NULL;
     if (odd && bin) {
         memcpy(odd + 1, bin, len);
-        CHECK_STATUS(be->load(g.dev, odd + 1, len, &mod2, &err), KF_OK);
-        CHECK_STATUS(be->load(g.dev, odd + 1, len / 2, &fn2, &err), KF_ERR_INVALID_ARG); /* truncated */
+        CHECK_STATUS(be->load(g.dev, odd + 1, len, true, &mod2, &err), KF_OK);
+        CHECK_STATUS(be->function(g.dev, mod2, "saxpy", &fn2, &err), KF_OK);
+        CHECK_STATUS(be->load(g.dev, odd + 1, len / 2, false, &fn2, &err), KF_ERR_INVALID_ARG); /* truncated */
         CHECK_CONTAINS(err.msg, "truncated");
         be->unload(g.dev, mod2);
     }
@@ -360,8 +362,8 @@ static void test_device(const kf_backend_ops *be)
     void *pmod = NULL, *pfn = NULL;
     CHECK_STATUS(kf_rt_cuda_compile_arch(saxpy_src, sizeof saxpy_src - 1, ptxarch, &bin, &len, &err), KF_OK);
     if (bin) {
-        CHECK_STATUS(be->load(g.dev, bin, len, &pmod, &err), KF_OK);
-        CHECK_STATUS(be->load(g.dev, bin, len - 1, &fn2, &err), KF_ERR_INVALID_ARG); /* no NUL */
+        CHECK_STATUS(be->load(g.dev, bin, len, false, &pmod, &err), KF_OK);
+        CHECK_STATUS(be->load(g.dev, bin, len - 1, false, &fn2, &err), KF_ERR_INVALID_ARG); /* no NUL */
         free(bin);
     }
     if (pmod) {

@@ -157,7 +157,7 @@ static void test_compile_errors(void *dev)
     /* a binary that is no binary */
     void *mod = NULL;
     static const char junk[] = "certainly not a program binary";
-    kf_status s = be->load(dev, junk, sizeof junk, &mod, &err);
+    kf_status s = be->load(dev, junk, sizeof junk, false, &mod, &err);
     CHECK_MSG(s != KF_OK, "junk binary loaded");
     CHECK(mod == NULL);
     printf("junk binary: %s: %s\n", kf_status_string(s), err.msg);
@@ -537,7 +537,7 @@ int main(int argc, char **argv)
     printf("compile: %zu-byte binary in %.0f ms\n", binlen, now_ms() - tc);
     CHECK(bin != NULL && binlen > 0);
     tc = now_ms();
-    CHECK_STATUS(be->load(dev, bin, binlen, &mod, &err), KF_OK);
+    CHECK_STATUS(be->load(dev, bin, binlen, false, &mod, &err), KF_OK);
     printf("load: %.0f ms\n", now_ms() - tc);
     CHECK_STATUS(be->function(dev, mod, "saxpy", &saxpy, &err), KF_OK);
     CHECK_STATUS(be->function(dev, mod, "slow_fill", &slow, &err), KF_OK);
@@ -569,7 +569,7 @@ int main(int argc, char **argv)
     unsetenv("KFUSE_OPENCL_EVENTS");
     if (dev2) {
         CHECK(strcmp(info.name, info2.name) == 0);
-        CHECK_STATUS(be->load(dev2, bin, binlen, &mod2, &err), KF_OK);
+        CHECK_STATUS(be->load(dev2, bin, binlen, false, &mod2, &err), KF_OK);
         CHECK_STATUS(be->function(dev2, mod2, "slow_fill", &slow2, &err), KF_OK);
         CHECK_STATUS(be->function(dev2, mod2, "saxpy", &saxpy2, &err), KF_OK);
         if (slow2 && saxpy2) {
