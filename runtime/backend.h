@@ -36,8 +36,9 @@ typedef struct kf_backend_ops {
      * cache entry whose checksum and whole key (the generated source
      * included) were verified, so it is the binary of the very source this
      * process generated; a backend may skip checks that a fresh compile of
-     * that source passed (CUDA: each entry point's parameter sizes, read
-     * from the driver at a cost of about 25 us per warm first call). */
+     * that source passed (CUDA: each entry point's block limit and
+     * parameter sizes, read from the driver at a cost of about 25 us per
+     * warm first call; the driver still refuses a block over the limit). */
     kf_status (*load)(void *dev, const void *bin, size_t binlen, bool from_cache, void **mod, kf_rt_err *err);
     void (*unload)(void *dev, void *mod);
     /* The entry point named name: thread-safe, the same handle for the same

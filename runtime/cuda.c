@@ -609,7 +609,7 @@ typedef struct kf_cu_mod {
     CUmodule m;
     pthread_mutex_t lock;    /* fns */
     kf_cu_fn *fns;
-    bool check_params;       /* read each entry point's parameter sizes (not for a verified cache entry) */
+    bool checked;            /* read each entry point's block limit and parameter sizes (not for a verified cache entry) */
 } kf_cu_mod;
 
 /* Reads a little-endian integer of n bytes at p. */
@@ -706,7 +706,7 @@ static kf_status cu_load(void *dev, const void *bin, size_t binlen, bool from_ca
                        log[0] ? ": " : "", log);
     }
     pthread_mutex_init(&m->lock, NULL);
-    m->check_params = !from_cache;
+    m->checked = !from_cache;
     *mod = m;
     return KF_OK;
 }
@@ -798,13 +798,15 @@ static kf_status cu_function(void *dev, void *mod, const char *name, void **fn, 
         r = a->cuModuleGetFunction(&f->f, m->m, name);
         if (r != CUDA_SUCCESS) {
             s = cu_fail(a, err, r, "cuModuleGetFunction", "kernel '%s'", name);
+        } else if (!m->checked) {
+            /* a verified cache entry: the driver checks the block at launch */
+            f->max_threads = 1024;
+            f->nparams = -1;
         } else if ((r = a->cuFuncGetAttribute(&f->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f->f)) !=
                    CUDA_SUCCESS) {
             s = cu_fail(a, err, r, "cuFuncGetAttribute", "kernel '%s'", name);
-        } else if (m->check_params) {
-            param_info(a, f);
         } else {
-            f->nparams = -1;
+            param_info(a, f);
         }
         LEAVE(d);
     }

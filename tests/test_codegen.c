@@ -1088,6 +1088,18 @@ static void test_abi(void)
         kf_cg_launch_rule(a, meta, NULL, 4, true, 0, &L);
         CHECK_MSG(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == (uint64_t)(100000000 / a->vecw + 255) / 256,
                   "gpu grid %llu (vecw %d)", (unsigned long long)L.l[0].grid, a->vecw);
+        /* ... unless the vectors would not give every compute unit a block:
+         * then one element per thread (strided), here 132 SMs */
+        meta[0] = meta[1] = 4 * 256 * 131;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_S64 && L.l[0].grid == 4 * 131);
+        meta[0] = meta[1] = 4 * 256 * 132;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 132);
+        meta[0] = meta[1] = 4 * 256 * 131;
+        kf_cg_launch_rule(a, meta, NULL, 132, false, 0, &L);   /* not on a CPU */
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
+        meta[0] = meta[1] = 100000000;
         meta[0] = meta[1] = 0;
         kf_cg_launch_rule(a, meta, NULL, 4, false, 0, &L);
         CHECK(L.n == 0);

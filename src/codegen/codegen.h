@@ -221,7 +221,9 @@ typedef struct kf_cg_launches {
  * grids sized to the device (compute_units: SMs or OpenCL compute units,
  * <= 0 when unknown; gpu: a device that schedules blocks in hardware, where
  * an elementwise kernel gets a block per 256 threads' worth of elements
- * instead of a grid-stride loop over a capped grid) and the scratch size.
+ * instead of a grid-stride loop over a capped grid, and a contiguous call
+ * too small to give every compute unit a block of vectors runs the strided
+ * variant, one element per thread) and the scratch size.
  * grid_override > 0 forces the grid of every launch (tests: results must
  * not change). */
 void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units, bool gpu,
