@@ -8,7 +8,7 @@
  * hand-written kernel.  bench/cache_bench.sh
  * runs it in fresh processes on empty and warm caches and takes medians.
  * Usage: cache_bench --backend cuda|opencl|cpu FILE.kir GRAPH [--n N] [--batches B]
- * Prints "cache_bench ctx_ms=.. first_ms=.. compiles=.. disk_hits=.. ahead=.. compile_ms=..
+ * Prints "cache_bench ctx_ms=.. first_ms=.. compiles=.. disk_hits=.. compile_ms=..
  * repeat_us=.. run_us=.. bare_us=.." (bare_us -1 where there is none), then
  * "device: NAME".  Exit 1 on a wrong result or a failed call, 3 without a device. */
 #include "kfsample.h"
@@ -226,10 +226,9 @@ int main(int argc, char **argv)
     if (info.backend == KF_BACKEND_CUDA)
         bare_us = bare_launch_us(info.arch, (int)rn, batches);
 #endif
-    printf("cache_bench ctx_ms=%.3f first_ms=%.3f compiles=%llu disk_hits=%llu ahead=%llu compile_ms=%.3f repeat_us=%.3f "
+    printf("cache_bench ctx_ms=%.3f first_ms=%.3f compiles=%llu disk_hits=%llu compile_ms=%.3f repeat_us=%.3f "
            "run_us=%.3f bare_us=%.3f\ndevice: %s\n",
-           ctx_ms, first_ms, (unsigned long long)st.compiles, (unsigned long long)st.disk_hits,
-           (unsigned long long)st.disk_hits_ahead, st.compile_ms,
+           ctx_ms, first_ms, (unsigned long long)st.compiles, (unsigned long long)st.disk_hits, st.compile_ms,
            repeat_us, run_us, bare_us, info.name);
     rc = 0;
 done:

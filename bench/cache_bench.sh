@@ -107,12 +107,11 @@ for be in "${backends[@]}"; do
             ctx=$(cat "$cold" "$warm" | val ctx_ms | median)
             fc=$(val first_ms < "$cold" | median)
             fw=$(val first_ms < "$warm" | median)
-            ahead=$(val ahead < "$warm" | grep -c '^1$' || true)
             comp=$(val compile_ms < "$cold" | median)
             rep=$(cat "$cold" "$warm" | val repeat_us | median)
             run=$(cat "$cold" "$warm" | val run_us | median)
             bare=$(cat "$cold" "$warm" | val bare_us | median)
-            first+="| $g | $(fmt "$ctx" 2) | $(fmt "$fc" 2) | $(fmt "$comp" 2) | $(fmt "$fw" 3) | $ahead of $runs | $(below "$fw" 0.3) |"$'\n'
+            first+="| $g | $(fmt "$ctx" 2) | $(fmt "$fc" 2) | $(fmt "$comp" 2) | $(fmt "$fw" 3) | $(below "$fw" 0.3) |"$'\n'
             if awk -v b="$bare" 'BEGIN { exit !(b >= 0) }'; then
                 floor=$bare bare_s=$(fmt "$bare" 2)
             else
@@ -127,8 +126,8 @@ for be in "${backends[@]}"; do
         echo
         echo "First call, ms:"
         echo
-        echo "| expression | (a) context creation | (b) empty cache: first call beyond context | (e) of it, device compile | (c) warm cache, new process: first call beyond context | (c) looked up ahead | target (c) < 0.3 ms |"
-        echo "| --- | ---: | ---: | ---: | ---: | ---: | --- |"
+        echo "| expression | (a) context creation | (b) empty cache: first call beyond context | (e) of it, device compile | (c) warm cache, new process: first call beyond context | target (c) < 0.3 ms |"
+        echo "| --- | ---: | ---: | ---: | ---: | --- |"
         printf '%s' "$first"
         echo
         echo "(d) Repeat in process, µs of host time per call:"

@@ -343,8 +343,6 @@ typedef struct kf_stats {
     char cache_dir[1024];       /* the directory in use; "" when memory only */
     uint64_t memory_hits;       /* kf_compile calls served by the in-process plan cache */
     uint64_t disk_hits;         /* ... by the disk cache (loaded, not compiled) */
-    uint64_t disk_hits_ahead;   /* of those, loaded while the graph was fused and emitted (looked up by
-                                 * the graph's hint: docs/cache.md, "Looking ahead") */
     uint64_t misses;            /* ... by neither: compiled, or KF_ERR_CACHE_MISS in must-hit mode */
     uint64_t compiles;          /* device compiler runs (NVRTC, clBuildProgram from source, LLVM) */
     double compile_ms;          /* wall time of those runs */

@@ -5,45 +5,18 @@
 #include "cached.h"
 #include "trace.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <xxhash.h>
 
-/* The look-ahead (docs/cache.md): while kf_compile fuses and emits a graph
- * that missed the plan cache, a thread of the context looks the graph's
- * hint up on disk and loads the module it points at; kf_compile then
- * keeps that module when the entry's key and source are the ones it made,
- * and unloads it otherwise.  One graph at a time: a kf_compile that finds
- * the thread busy goes without. */
-typedef struct look_ahead {
-    pthread_t thread;
-    pthread_mutex_t lock;
-    pthread_cond_t cv;
-    bool running, quit, busy; /* busy: a kf_compile owns the job */
-    int state;                /* AHEAD_IDLE, AHEAD_ASKED, AHEAD_DONE */
-    uint8_t hint[16];         /* the job */
-    kf_cache_target t;
-    kf_store_result r;        /* the result */
-    kf_store_hinted h;
-    void *mod;
-    size_t len;
-    kf_rt_err err;
-    char msg[700];
-} look_ahead;
-enum { AHEAD_IDLE, AHEAD_ASKED, AHEAD_DONE };
-
 typedef struct kf_rt_cache {
     kf_cache *c;
     kf_cache_target target;
     bool keyed;          /* the backend has a target description: the disk cache applies */
     uint64_t variant;    /* hash of the target description, for plan-cache keys */
-    look_ahead ah;
 } kf_rt_cache;
-
-static void *ahead_main(void *arg);
 
 static void target_variant(kf_rt_cache *rc)
 {
@@ -92,13 +65,6 @@ kf_status kf_rt_cache_open(kf_context *ctx, const kf_context_options *opts)
     }
     target_variant(rc);
     ctx->cache = rc;
-    /* the look-ahead thread, where there is a disk cache to look in (a
-     * context that cannot start it just goes without) */
-    look_ahead *ah = &rc->ah;
-    pthread_mutex_init(&ah->lock, NULL);
-    pthread_cond_init(&ah->cv, NULL);
-    if (rc->keyed && kf_cache_store(rc->c))
-        ah->running = pthread_create(&ah->thread, NULL, ahead_main, ctx) == 0;
     return KF_OK;
 }
 
@@ -106,16 +72,6 @@ void kf_rt_cache_close(kf_context *ctx)
 {
     if (!ctx || !ctx->cache)
         return;
-    look_ahead *ah = &ctx->cache->ah;
-    if (ah->running) {
-        pthread_mutex_lock(&ah->lock);
-        ah->quit = true;
-        pthread_cond_broadcast(&ah->cv);
-        pthread_mutex_unlock(&ah->lock);
-        pthread_join(ah->thread, NULL);
-    }
-    pthread_cond_destroy(&ah->cv);
-    pthread_mutex_destroy(&ah->lock);
     kf_cache_free(ctx->cache->c);
     free(ctx->cache);
     ctx->cache = NULL;
@@ -223,128 +179,15 @@ static bool load_take(kf_store_sink *self, const void *bin, size_t len)
     return l->status == KF_OK;
 }
 
-static void *ahead_main(void *arg)
-{
-    kf_context *ctx = arg;
-    look_ahead *ah = &ctx->cache->ah;
-    kf_store *store = kf_cache_store(ctx->cache->c);
-    pthread_mutex_lock(&ah->lock);
-    for (;;) {
-        while (ah->state != AHEAD_ASKED && !ah->quit)
-            pthread_cond_wait(&ah->cv, &ah->lock);
-        if (ah->state != AHEAD_ASKED)
-            break;
-        pthread_mutex_unlock(&ah->lock);
-        load_sink ls = { { load_take }, ctx, "(looked up ahead)", &ah->mod, 0, KF_OK, { { 0 } } };
-        uint64_t t0 = kf_trace_begin(ctx);
-        kf_store_result r = kf_store_get_hinted(store, ah->hint, &ah->t, &ls.sink, &ah->h, ah->msg, sizeof ah->msg);
-        kf_trace_end(ctx, t0, "cache lookup (ahead)", r == KF_STORE_HIT ? "hit" : "miss");
-        pthread_mutex_lock(&ah->lock);
-        ah->r = r;
-        ah->len = ls.len;
-        ah->err = ls.err;
-        ah->state = AHEAD_DONE;
-        pthread_cond_broadcast(&ah->cv);
-    }
-    pthread_mutex_unlock(&ah->lock);
-    return NULL;
-}
-
-bool kf_rt_cache_hint(kf_context *ctx, const kf_memo_key *mk, uint8_t hint[16], bool *ahead)
-{
-    kf_rt_cache *rc = ctx->cache;
-    *ahead = false;
-    if (!mk || !rc->keyed || !kf_cache_store(rc->c))
-        return false;
-    kf_cache_target *t = &rc->ah.t;
-    pthread_mutex_lock(&rc->ah.lock);
-    bool start = rc->ah.running && !rc->ah.busy;
-    if (start) {
-        /* the target as kf_rt_cache_prepare makes it */
-        *t = rc->target;
-        t->caps = kf_cache_caps_of(&ctx->info);
-        kf_cache_hint_of(mk, t, hint);
-        memcpy(rc->ah.hint, hint, 16);
-        rc->ah.busy = true;
-        rc->ah.mod = NULL;
-        rc->ah.state = AHEAD_ASKED;
-        pthread_cond_broadcast(&rc->ah.cv);
-    }
-    pthread_mutex_unlock(&rc->ah.lock);
-    if (!start) {
-        kf_cache_target tt = rc->target;
-        tt.caps = kf_cache_caps_of(&ctx->info);
-        kf_cache_hint_of(mk, &tt, hint);
-    }
-    *ahead = start;
-    return true;
-}
-
-/* Wait for the look-ahead this kf_compile asked for; *mod is its module
- * when the entry it found is the one prep's key names (same key, same
- * source), else NULL (and a module it loaded is unloaded). */
-static void ahead_finish(kf_context *ctx, const kf_cache_prep *prep, void **mod)
-{
-    kf_rt_cache *rc = ctx->cache;
-    look_ahead *ah = &rc->ah;
-    pthread_mutex_lock(&ah->lock);
-    while (ah->state != AHEAD_DONE)
-        pthread_cond_wait(&ah->cv, &ah->lock);
-    kf_store_result r = ah->r;
-    kf_store_hinted h = ah->h;
-    void *m = ah->mod;
-    size_t len = ah->len;
-    char msg[sizeof ah->msg];
-    memcpy(msg, ah->msg, sizeof msg);
-    ah->state = AHEAD_IDLE;
-    ah->busy = false;
-    pthread_mutex_unlock(&ah->lock);
-    *mod = NULL;
-    bool same = r == KF_STORE_HIT && prep && memcmp(h.key, prep->key.hash, 16) == 0 &&
-                h.srclen == prep->key.srclen && memcmp(h.src, prep->key.src, h.srclen) == 0;
-    free(h.src);
-    if (same) {
-        kf_store_hinted_hit(kf_cache_store(rc->c), &h);
-        kf_cache_add(rc->c, KF_CC_DISK_HITS, 1);
-        kf_cache_add(rc->c, KF_CC_DISK_HITS_AHEAD, 1);
-        kf_cache_add(rc->c, KF_CC_BYTES_READ, len);
-        *mod = m;
-        return;
-    }
-    if (m)
-        ctx->be->unload(ctx->dev, m);
-    /* a damaged entry was dropped; the lookup by key below misses it */
-    if (r == KF_STORE_BAD || r == KF_STORE_ERROR)
-        kf_cache_report(rc->c, r, msg);
-}
-
-void kf_rt_cache_ahead_drop(kf_context *ctx)
-{
-    void *mod;
-    ahead_finish(ctx, NULL, &mod);
-}
-
-kf_status kf_rt_cache_module(kf_context *ctx, const kf_cache_prep *prep, const uint8_t *hint, bool ahead, void **mod,
-                             char *msg, size_t msglen)
+kf_status kf_rt_cache_module(kf_context *ctx, const kf_cache_prep *prep, void **mod, char *msg, size_t msglen)
 {
     kf_rt_cache *rc = ctx->cache;
     kf_cache *c = rc->c;
-    uint64_t t0 = kf_trace_begin(ctx);
-    if (ahead) {
-        ahead_finish(ctx, prep, mod);
-        if (*mod) {
-            kf_trace_end(ctx, t0, "cache lookup (disk)", "hit (looked up ahead)");
-            return KF_OK;
-        }
-    }
     load_sink ls = { { load_take }, ctx, prep->name, mod, 0, KF_OK, { { 0 } } };
+    uint64_t t0 = kf_trace_begin(ctx);
     kf_store_result r = rc->keyed ? kf_cache_fetch(c, &prep->key, &ls.sink) : KF_STORE_MISS;
     kf_trace_end(ctx, t0, "cache lookup (disk)", r == KF_STORE_HIT ? "hit" : "miss");
     if (r == KF_STORE_HIT) {
-        /* a later process looks this graph up ahead (the hint is written
-         * with the next write, here with the gathered hits) */
-        if (hint)
-            kf_store_hint(kf_cache_store(c), hint, prep->key.hash);
         /* counted here, not in the sink: the store's lock is held there */
         kf_cache_add(c, KF_CC_DISK_HITS, 1);
         kf_cache_add(c, KF_CC_BYTES_READ, ls.len);
@@ -384,8 +227,6 @@ kf_status kf_rt_cache_module(kf_context *ctx, const kf_cache_prep *prep, const u
     }
     if (rc->keyed) {
         t0 = kf_trace_begin(ctx);
-        if (hint) /* written in the entry's own transaction */
-            kf_store_hint(kf_cache_store(c), hint, prep->key.hash);
         kf_cache_put(c, &prep->key, prep->name, prep->plan ? prep->plan->nkernels : 0, bin, len, ms);
         kf_trace_end(ctx, t0, "cache store", prep->name);
     }

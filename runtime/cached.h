@@ -27,22 +27,10 @@ void kf_rt_cache_unref(kf_context *ctx, kf_memo_entry *e);
 /* Canonicalise, fuse and emit g for ctx's device, key included; the
  * caller frees prep.  Applies the codegen test hook. */
 kf_status kf_rt_cache_prepare(kf_context *ctx, const kf_graph *g, kf_cache_prep *prep, char *msg, size_t msglen);
-/* The hint of the graph of plan-cache key mk (kf_cache_hint_of), false
- * when there is no disk cache; true with *ahead set when the context's
- * look-ahead thread took it: it looks the hint up on disk and loads the
- * module meanwhile, and kf_rt_cache_module (or kf_rt_cache_ahead_drop)
- * must then follow. */
-bool kf_rt_cache_hint(kf_context *ctx, const kf_memo_key *mk, uint8_t hint[16], bool *ahead);
-/* Forget the look-ahead started for a graph that failed before its module
- * was asked for (waits for it; unloads what it loaded). */
-void kf_rt_cache_ahead_drop(kf_context *ctx);
-/* The module of prep: the look-ahead's when it found prep's own entry (key
- * and source compared), else loaded from the disk cache, or compiled (and
- * stored).  Counts a disk hit or a miss.  hint (may be NULL) is recorded
- * for the entry hit or stored.  Must-hit mode: a miss is KF_ERR_CACHE_MISS
- * naming the graph and kernel, nothing compiled. */
-kf_status kf_rt_cache_module(kf_context *ctx, const kf_cache_prep *prep, const uint8_t *hint, bool ahead, void **mod,
-                             char *msg, size_t msglen);
+/* The module of prep: loaded from the disk cache, or compiled (and
+ * stored).  Counts a disk hit or a miss.  Must-hit mode: a miss is
+ * KF_ERR_CACHE_MISS naming the graph and kernel, nothing compiled. */
+kf_status kf_rt_cache_module(kf_context *ctx, const kf_cache_prep *prep, void **mod, char *msg, size_t msglen);
 
 /* The context's cache facade (for kf_cache_warn from the runtime). */
 kf_cache *kf_rt_cache_of(kf_context *ctx);

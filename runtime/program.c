@@ -187,20 +187,12 @@ static kf_status kernel_fn(kf_context *ctx, void *mod, kf_rt_kernel *rk, int v, 
 
 /* Prepare g (canonical form, fusion, code; the cache key), get its module
  * from the disk cache or the compiler, and bind its kernels into m. */
-static kf_status build(kf_context *ctx, const kf_graph *g, const kf_memo_key *mk, kf_program *m, char *msg,
-                       size_t msglen)
+static kf_status build(kf_context *ctx, const kf_graph *g, kf_program *m, char *msg, size_t msglen)
 {
-    /* with a disk cache, the module is looked up by the graph's hint while
-     * the graph is fused and emitted (docs/cache.md, "Looking ahead") */
-    uint8_t hint[16];
-    bool ahead;
-    bool hinted = kf_rt_cache_hint(ctx, mk, hint, &ahead);
     kf_cache_prep prep;
     kf_status s = kf_rt_cache_prepare(ctx, g, &prep, msg, msglen);
     if (s == KF_OK)
-        s = kf_rt_cache_module(ctx, &prep, hinted ? hint : NULL, ahead, &m->mod, msg, msglen);
-    else if (ahead)
-        kf_rt_cache_ahead_drop(ctx);
+        s = kf_rt_cache_module(ctx, &prep, &m->mod, msg, msglen);
     if (s == KF_OK) {
         m->plan = prep.plan;
         prep.plan = NULL;
@@ -242,7 +234,7 @@ kf_status kf_compile(kf_context *ctx, const kf_graph *g, kf_program **out)
             s = KF_ERR_NO_MEMORY;
         else {
             m->ctx = ctx;
-            s = build(ctx, g, keyed ? &mk : NULL, m, msg, 4096);
+            s = build(ctx, g, m, msg, 4096);
         }
         if (s != KF_OK) {
             if (m)

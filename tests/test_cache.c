@@ -328,117 +328,6 @@ static void test_store(void)
     rm_rf(tmp);
 }
 
-static int64_t sql_count(const char *dir, const char *sql)
-{
-    char db[400];
-    snprintf(db, sizeof db, "%s/kernels.db", dir);
-    sqlite3 *h = NULL;
-    sqlite3_stmt *st = NULL;
-    int64_t n = -1;
-    if (sqlite3_open(db, &h) == SQLITE_OK && sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    return n;
-}
-
-static void sql(const char *db, const char *stmt)
-{
-    sqlite3 *h = NULL;
-    CHECK(sqlite3_open(db, &h) == SQLITE_OK);
-    char *err = NULL;
-    CHECK_MSG(sqlite3_exec(h, stmt, NULL, NULL, &err) == SQLITE_OK, "%s: %s", stmt, err ? err : "?");
-    sqlite3_free(err);
-    sqlite3_close(h);
-}
-
-/* Hints (a graph's guess at its entry, docs/cache.md "Looking ahead"):
- * written in a put's transaction or gathered until the next write; looked
- * up with the rest of the material checked and the source handed back;
- * gone with their entry; a damaged entry found by its hint is dropped; an
- * older schema (before hints) is recreated. */
-static void test_hints(void)
-{
-    char tmp[256], note[600], msg[600], db[400];
-    temp_dir(tmp, sizeof tmp, "hints");
-    snprintf(db, sizeof db, "%s/kernels.db", tmp);
-    kf_store *s = NULL, *s2 = NULL;
-    kf_store_config sc = { tmp, false, true, 0, 0 };
-    CHECK_STATUS(kf_store_open(&sc, &s, note, sizeof note), KF_OK);
-    CHECK_STATUS(kf_store_open(&sc, &s2, note, sizeof note), KF_OK);
-    if (!s || !s2)
-        return;
-    uint64_t seed = (uint64_t)time(NULL) * 2654435761u;
-    uint8_t ha[16], hb[16], hx[16];
-    char src_a[64], src_b[64], blob[5000];
-    for (int i = 0; i < 16; i++) {
-        ha[i] = (uint8_t)(seed >> (i % 8 * 8)) ^ (uint8_t)i;
-        hb[i] = (uint8_t)~ha[i];
-        hx[i] = (uint8_t)(ha[i] + 1);
-    }
-    for (size_t i = 0; i < sizeof blob; i++)
-        blob[i] = (char)((seed >> (i % 57)) + i);
-    snprintf(src_a, sizeof src_a, "source a %llu", (unsigned long long)seed);
-    snprintf(src_b, sizeof src_b, "source b %llu", (unsigned long long)seed);
-    kf_cache_target ta, tb;
-    kf_cache_key a, b;
-    synthetic_key(&a, &ta, src_a);
-    synthetic_key(&b, &tb, src_b);
-
-    /* recorded with the put: another connection finds it */
-    kf_store_hint(s, ha, a.hash);
-    CHECK_STATUS(kf_store_put(s, &a, "a", 1, blob, sizeof blob, 1, NULL, msg, sizeof msg), KF_OK);
-    kf_store_copy got;
-    kf_store_copy_init(&got);
-    kf_store_hinted h;
-    CHECK(kf_store_get_hinted(s2, ha, &ta, &got.sink, &h, msg, sizeof msg) == KF_STORE_HIT);
-    CHECK(memcmp(h.key, a.hash, 16) == 0 && h.srclen == strlen(src_a) && h.src &&
-          memcmp(h.src, src_a, h.srclen) == 0 && got.len == sizeof blob && memcmp(got.blob, blob, sizeof blob) == 0);
-    kf_store_hinted_hit(s2, &h);
-    free(h.src);
-    free(got.blob);
-    got.blob = NULL;
-    /* an unknown hint, or the hint for another target's material: misses */
-    CHECK(kf_store_get_hinted(s2, hx, &ta, &got.sink, &h, msg, sizeof msg) == KF_STORE_MISS && !h.src);
-    kf_cache_target other = ta;
-    snprintf(other.compiler, sizeof other.compiler, "another compiler");
-    CHECK(kf_store_get_hinted(s2, ha, &other, &got.sink, &h, msg, sizeof msg) == KF_STORE_MISS && !h.src);
-    /* gathered (a hit's hint): not there before the next write, here the close */
-    CHECK_STATUS(kf_store_put(s, &b, "b", 1, blob, sizeof blob, 1, NULL, msg, sizeof msg), KF_OK);
-    kf_store_hint(s, hb, b.hash);
-    CHECK(kf_store_get_hinted(s2, hb, &tb, &got.sink, &h, msg, sizeof msg) == KF_STORE_MISS);
-    kf_store_close(s);
-    CHECK(kf_store_get_hinted(s2, hb, &tb, &got.sink, &h, msg, sizeof msg) == KF_STORE_HIT &&
-          memcmp(h.key, b.hash, 16) == 0);
-    free(h.src);
-    free(got.blob);
-    got.blob = NULL;
-    CHECK(sql_count(tmp, "SELECT count(*) FROM hint") == 2);
-    /* an entry's hints go with it */
-    kf_store_drop(s2, &a);
-    CHECK(kf_store_get_hinted(s2, ha, &ta, &got.sink, &h, msg, sizeof msg) == KF_STORE_MISS);
-    CHECK(sql_count(tmp, "SELECT count(*) FROM hint") == 1);
-    /* a damaged entry found by its hint: reported, dropped, hint and all */
-    sql(db, "UPDATE payload SET blob = zeroblob(5000)");
-    CHECK(kf_store_get_hinted(s2, hb, &tb, &got.sink, &h, msg, sizeof msg) == KF_STORE_BAD && !h.src);
-    CHECK_CONTAINS(msg, "checksum");
-    CHECK(!present(s2, &b) && sql_count(tmp, "SELECT count(*) FROM hint") == 0);
-    kf_store_close(s2);
-
-    /* a database of the schema before hints is an older kfuse's: recreated */
-    CHECK_STATUS(kf_store_open(&sc, &s, note, sizeof note), KF_OK);
-    kf_store_hint(s, ha, a.hash);
-    CHECK_STATUS(kf_store_put(s, &a, "a", 1, blob, sizeof blob, 1, NULL, msg, sizeof msg), KF_OK);
-    kf_store_close(s);
-    sql(db, "DROP TABLE hint; PRAGMA user_version = 1");
-    CHECK_STATUS(kf_store_open(&sc, &s, note, sizeof note), KF_OK);
-    CHECK(s && !present(s, &a) && sql_count(tmp, "SELECT count(*) FROM hint") == 0 &&
-          sql_count(tmp, "PRAGMA user_version") == 2);
-    kf_store_close(s);
-    rm_rf(tmp);
-}
-
 /* -- The runtime on the OpenCL device ---------------------------------------------------- */
 
 static int warn_count;
@@ -522,29 +411,11 @@ static void test_runtime(void)
     s = stats_of(ctx);
     CHECK_MSG(s.compiles == 0 && s.disk_hits == 1 && s.memory_hits == 1, "compiles %llu disk %llu",
               (unsigned long long)s.compiles, (unsigned long long)s.disk_hits);
-    /* ... its module loaded while the graph was fused and emitted: the
-     * first context left the graph's hint */
-    CHECK_MSG(s.disk_hits_ahead == 1, "looked up ahead: %llu", (unsigned long long)s.disk_hits_ahead);
     CHECK(s.bytes_read > 0);
     /* one op changed: a miss */
     CHECK(use(ctx, g_changed));
     s = stats_of(ctx);
     CHECK(s.compiles == 1 && s.misses == 1);
-    kf_context_destroy(ctx);
-
-    /* the hint finds an entry whose source is not the one this context
-     * makes (a test hook breaks its codegen): that module is not used, the
-     * broken source is compiled and fails, nothing is counted as a hit */
-    ctx = open_ctx(dir, 0);
-    kf_rt_set_hooks(ctx, KF_RT_HOOK_BREAK_CODEGEN);
-    m = parse(g_base);
-    kf_program *pb = NULL;
-    CHECK_STATUS(kf_compile(ctx, kf_module_graph(m, 0), &pb), KF_ERR_COMPILE);
-    CHECK(pb == NULL);
-    CHECK_CONTAINS(kf_context_error(ctx), "error");
-    s = stats_of(ctx);
-    CHECK(s.disk_hits == 0 && s.disk_hits_ahead == 0 && s.compiles == 1);
-    kf_module_free(m);
     kf_context_destroy(ctx);
 
     /* a compiler upgrade (faked) and another option: misses */
@@ -804,6 +675,16 @@ static void test_permissions(void)
 
 /* -- Damaged and unusable databases ------------------------------------------------------------ */
 
+static void sql(const char *db, const char *stmt)
+{
+    sqlite3 *h = NULL;
+    CHECK(sqlite3_open(db, &h) == SQLITE_OK);
+    char *err = NULL;
+    CHECK_MSG(sqlite3_exec(h, stmt, NULL, NULL, &err) == SQLITE_OK, "%s: %s", stmt, err ? err : "?");
+    sqlite3_free(err);
+    sqlite3_close(h);
+}
+
 static void garbage(const char *path, size_t n, long at)
 {
     int fd = open(path, O_WRONLY | (at < 0 ? O_TRUNC : 0));
@@ -1008,7 +889,6 @@ int main(int argc, char **argv)
         test_memo();
         test_keys();
         test_store();
-        test_hints();
     } else if (!strcmp(what, "runtime")) {
         test_runtime();
     } else if (!strcmp(what, "cuda") && argc > 2) {

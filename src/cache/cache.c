@@ -145,16 +145,6 @@ kf_store_result kf_cache_fetch(kf_cache *c, const kf_cache_key *k, kf_store_sink
     return KF_STORE_MISS;
 }
 
-void kf_cache_report(kf_cache *c, kf_store_result r, const char *msg)
-{
-    if (r == KF_STORE_BAD) {
-        kf_cache_add(c, KF_CC_DROPPED, 1);
-        kf_cache_warn(c, "cache: %s", msg);
-    } else if (r == KF_STORE_ERROR && c->store) {
-        store_error(c, msg);
-    }
-}
-
 void kf_cache_put(kf_cache *c, const kf_cache_key *k, const char *name, int nkernels, const void *blob, size_t len,
                   double compile_ms)
 {
@@ -236,7 +226,6 @@ void kf_cache_stats(kf_cache *c, kf_stats *out)
     pthread_mutex_lock(&c->lock);
     out->memory_hits = c->n[KF_CC_MEMORY_HITS];
     out->disk_hits = c->n[KF_CC_DISK_HITS];
-    out->disk_hits_ahead = c->n[KF_CC_DISK_HITS_AHEAD];
     out->misses = c->n[KF_CC_MISSES];
     out->compiles = c->n[KF_CC_COMPILES];
     out->compile_ms = c->compile_ms;

@@ -63,13 +63,6 @@ void kf_cache_key_make(kf_cache_key *k, const kf_cache_target *t, const char *sr
 /* The same hash from the material's parts (what a stored row holds). */
 void kf_cache_key_hash(int format, const char *kfuse, const char *backend, const char *target,
                        const char *compiler, const char *options, const void *src, size_t len, uint8_t out[16]);
-/* A graph's hint: XXH3-128 of its plan-cache key's graph and names hashes
- * and of everything in t that shapes the source (the key's material but
- * the source), so that a new process can guess an entry before it has
- * fused and emitted the graph.  Only a guess: the entry is used when its
- * full key material then matches (kf_store_get_hinted). */
-typedef struct kf_memo_key kf_memo_key;
-void kf_cache_hint_of(const kf_memo_key *g, const kf_cache_target *t, uint8_t out[16]);
 /* 32 lowercase hex digits of the key hash, NUL-terminated. */
 void kf_cache_hex(const uint8_t hash[16], char out[33]);
 /* "0.1.0": the kfuse version that goes into keys. */
@@ -116,11 +109,11 @@ kf_graph *kf_cache_canonical(const kf_graph *g);
 
 typedef struct kf_memo kf_memo;
 typedef struct kf_memo_entry kf_memo_entry;
-struct kf_memo_key {
+typedef struct kf_memo_key {
     kf_hash graph;
     uint64_t names;
     uint64_t variant;
-};
+} kf_memo_key;
 typedef void (*kf_memo_release_fn)(void *owner, void *value);
 
 /* The key of g; KF_ERR_* of kf_graph_hash when g has an error or memory
@@ -251,27 +244,6 @@ void kf_store_copy_init(kf_store_copy *c);
  * checksum checked, the blob given to sink and the entry's last use and
  * hit count updated. */
 kf_store_result kf_store_get(kf_store *s, const kf_cache_key *k, kf_store_sink *sink, char *msg, size_t msglen);
-/* A hint: a graph's guess at the key of its source (kf_cache_hint_of),
- * recorded when the graph's entry is stored or hit, so that a later
- * process can load the module while it fuses and emits the graph. */
-typedef struct kf_store_hinted {
-    uint8_t key[16];     /* the entry's key */
-    char *src;           /* a malloc'ed copy of its source (free it), compared by the caller */
-    size_t srclen;
-    int64_t id;
-} kf_store_hinted;
-/* Look up the entry hint points at for target t (its material but the
- * source compared, its blob's length and checksum checked) and give the
- * blob to sink; on a hit *h holds the entry's key and source, and the
- * caller, once it has its own key, confirms with kf_store_hinted_hit (the
- * entry's last use and hit count) or drops the guess.  Damaged entries are
- * dropped as in kf_store_get. */
-kf_store_result kf_store_get_hinted(kf_store *s, const uint8_t hint[16], const kf_cache_target *t,
-                                    kf_store_sink *sink, kf_store_hinted *h, char *msg, size_t msglen);
-void kf_store_hinted_hit(kf_store *s, const kf_store_hinted *h);
-/* Record hint -> key: written with the next write (a put, the gathered
- * hits, or close), never as a write of its own. */
-void kf_store_hint(kf_store *s, const uint8_t hint[16], const uint8_t key[16]);
 /* Before compiling k: claim it, so that other processes wait for this
  * compile instead of repeating it.  When another live process holds the
  * claim, waits (up to wait_ms) until its entry appears (KF_STORE_HIT with
@@ -362,10 +334,6 @@ void kf_cache_warn(kf_cache *c, const char *fmt, ...) __attribute__((format(prin
  * kf_cache_put or kf_cache_unclaim).  Bad entries and database failures
  * are warned about, counted and seen as a miss. */
 kf_store_result kf_cache_fetch(kf_cache *c, const kf_cache_key *k, kf_store_sink *sink);
-/* What a store call made elsewhere (the look-ahead thread) found wrong:
- * a damaged entry (dropped) or a database failure, warned about and
- * counted as kf_cache_fetch does. */
-void kf_cache_report(kf_cache *c, kf_store_result r, const char *msg);
 void kf_cache_put(kf_cache *c, const kf_cache_key *k, const char *name, int nkernels, const void *blob, size_t len,
                   double compile_ms);
 void kf_cache_unclaim(kf_cache *c, const kf_cache_key *k);
@@ -374,7 +342,7 @@ void kf_cache_reject(kf_cache *c, const kf_cache_key *k, const char *why);
 
 /* Counters of the context (kf_stats fields). */
 typedef enum kf_cache_counter {
-    KF_CC_MEMORY_HITS, KF_CC_DISK_HITS, KF_CC_DISK_HITS_AHEAD, KF_CC_MISSES, KF_CC_COMPILES, KF_CC_BYTES_READ, KF_CC_BYTES_WRITTEN,
+    KF_CC_MEMORY_HITS, KF_CC_DISK_HITS, KF_CC_MISSES, KF_CC_COMPILES, KF_CC_BYTES_READ, KF_CC_BYTES_WRITTEN,
     KF_CC_DISK_EVICTIONS, KF_CC_DROPPED, KF_CC_COUNT
 } kf_cache_counter;
 void kf_cache_add(kf_cache *c, kf_cache_counter which, uint64_t n);

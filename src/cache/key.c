@@ -124,33 +124,6 @@ void kf_cache_key_hash(int format, const char *kfuse, const char *backend, const
     memcpy(out, c.digest, 16);
 }
 
-void kf_cache_hint_of(const kf_memo_key *g, const kf_cache_target *t, uint8_t out[16])
-{
-    XXH3_state_t st;
-    XXH3_INITSTATE(&st);
-    XXH3_128bits_reset(&st);
-    static const char magic[] = "kfuse-cache-hint";
-    XXH3_128bits_update(&st, magic, sizeof magic - 1);
-    unsigned char w[8 * 5 + 4];
-    uint64_t v[5] = { g->graph.lo, g->graph.hi, g->names, KF_CACHE_FORMAT, (uint64_t)t->lang };
-    for (int i = 0; i < 5; i++)
-        for (int b = 0; b < 8; b++)
-            w[8 * i + b] = (unsigned char)(v[i] >> (8 * b));
-    w[40] = t->caps.fp64;
-    w[41] = t->caps.fp16;
-    w[42] = t->caps.nan_minmax;
-    w[43] = 0;
-    XXH3_128bits_update(&st, w, sizeof w);
-    put_str(&st, kf_cache_kfuse_version());
-    put_str(&st, kf_backend_name(t->backend));
-    put_str(&st, t->target);
-    put_str(&st, t->compiler);
-    put_str(&st, t->options);
-    XXH128_canonical_t c;
-    XXH128_canonicalFromHash(&c, XXH3_128bits_digest(&st));
-    memcpy(out, c.digest, 16);
-}
-
 void kf_cache_key_make(kf_cache_key *k, const kf_cache_target *t, const char *src, size_t len)
 {
     kf_cache_key_hash(KF_CACHE_FORMAT, kf_cache_kfuse_version(), kf_backend_name(t->backend), t->target,

@@ -45,7 +45,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-enum { SCHEMA_VERSION = 2, STORE_PAGE_SIZE = 4096, ROW_OVERHEAD = 256, MAX_HINTS = 16 };
+enum { SCHEMA_VERSION = 1, STORE_PAGE_SIZE = 4096, ROW_OVERHEAD = 256 };
 #define STALE_CLAIM_MS (10 * 60 * 1000)
 
 static const char schema_sql[] =
@@ -71,29 +71,19 @@ static const char schema_sql[] =
     "CREATE INDEX entry_lru ON entry(last_used);"
     "CREATE TABLE payload(id INTEGER PRIMARY KEY, source BLOB NOT NULL, blob BLOB NOT NULL);"
     "CREATE TABLE claim(key BLOB PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL, since INTEGER NOT NULL);"
-    /* a graph's hint (kf_cache_hint_of) -> the key its source had: lets a
-     * new process load the module while it fuses and emits (a guess that
-     * the full key then confirms or discards) */
-    "CREATE TABLE hint(hint BLOB PRIMARY KEY, key BLOB NOT NULL) WITHOUT ROWID;"
-    "CREATE INDEX hint_key ON hint(key);"
     "CREATE TABLE stats(backend TEXT PRIMARY KEY, hits INTEGER NOT NULL DEFAULT 0,"
     " misses INTEGER NOT NULL DEFAULT 0, compiles INTEGER NOT NULL DEFAULT 0, compile_ms REAL NOT NULL DEFAULT 0,"
     " bytes_read INTEGER NOT NULL DEFAULT 0, bytes_written INTEGER NOT NULL DEFAULT 0,"
     " evictions INTEGER NOT NULL DEFAULT 0, dropped INTEGER NOT NULL DEFAULT 0);";
 
 static const char drop_sql[] = "DROP TABLE IF EXISTS entry; DROP TABLE IF EXISTS payload;"
-                               "DROP TABLE IF EXISTS claim; DROP TABLE IF EXISTS stats; DROP TABLE IF EXISTS hint;";
+                               "DROP TABLE IF EXISTS claim; DROP TABLE IF EXISTS stats;";
 
 /* Statements kept prepared (the hit path). */
-enum { Q_GET, Q_GET_HINT, Q_TOUCH, Q_EXISTS, Q_HINT, Q_COUNT };
-#define GET_COLUMNS                                                                                                 \
-    "SELECT e.id, e.format, e.kfuse, e.backend, e.target, e.compiler, e.options, e.blob_len, e.blob_hash, e.name," \
-    " p.source, p.blob, e.key"
+enum { Q_GET, Q_TOUCH, Q_EXISTS, Q_COUNT };
 static const char *const query_sql[Q_COUNT] = {
-    [Q_GET] = GET_COLUMNS " FROM entry e JOIN payload p ON p.id = e.id WHERE e.key = ?1",
-    [Q_GET_HINT] = GET_COLUMNS " FROM hint h JOIN entry e ON e.key = h.key JOIN payload p ON p.id = e.id"
-                               " WHERE h.hint = ?1",
-    [Q_HINT] = "INSERT OR REPLACE INTO hint(hint, key) VALUES(?1, ?2)",
+    [Q_GET] = ("SELECT e.id, e.format, e.kfuse, e.backend, e.target, e.compiler, e.options, e.blob_len,"
+               " e.blob_hash, e.name, p.source, p.blob FROM entry e JOIN payload p ON p.id = e.id WHERE e.key = ?1"),
     [Q_TOUCH] = "UPDATE entry SET last_used = max(last_used, ?1), hits = hits + ?3 WHERE id = ?2",
     [Q_EXISTS] = "SELECT id FROM entry WHERE key = ?1",
 };
@@ -116,9 +106,7 @@ struct kf_store {
      * write, when 64 have gathered, or at close, so a hit writes nothing */
     int64_t touch_id[64], touch_ms[64], touch_n[64];
     int ntouch;
-    uint8_t hint[MAX_HINTS][2][16]; /* hints not yet written: (hint, key), written as the hits are */
-    int nhint;
-    bool touch_done;         /* hits and hints written in the open transaction */
+    bool touch_done;         /* written in the open transaction */
     char host[256];
     long pid;
 };
@@ -594,8 +582,7 @@ static int flush_counts(kf_store *s)
     return rc;
 }
 
-/* Inside a write transaction: the gathered hits and hints (cleared by
- * flushed()). */
+/* Inside a write transaction: the gathered hits (cleared by flushed()). */
 static int flush_touches(kf_store *s)
 {
     if (s->touch_done)
@@ -611,15 +598,6 @@ static int flush_touches(kf_store *s)
         rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(s->db);
         sqlite3_reset(st);
     }
-    st = s->nhint && rc == SQLITE_OK ? query(s, Q_HINT) : NULL;
-    if (s->nhint && rc == SQLITE_OK && !st)
-        return sqlite3_errcode(s->db);
-    for (int i = 0; i < s->nhint && rc == SQLITE_OK; i++) {
-        sqlite3_bind_blob(st, 1, s->hint[i][0], 16, SQLITE_STATIC);
-        sqlite3_bind_blob(st, 2, s->hint[i][1], 16, SQLITE_STATIC);
-        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(s->db);
-        sqlite3_reset(st);
-    }
     s->touch_done = rc == SQLITE_OK;
     return rc;
 }
@@ -630,7 +608,6 @@ static void flushed(kf_store *s)
     memset(s->pending, 0, sizeof s->pending);
     s->dirty = false;
     s->ntouch = 0;
-    s->nhint = 0;
     s->touch_done = false;
 }
 
@@ -638,7 +615,7 @@ static void flushed(kf_store *s)
  * database (0: skip when another process is writing). */
 static void flush_pending(kf_store *s, int wait_ms)
 {
-    if ((!s->dirty && !s->ntouch && !s->nhint) || s->ro || s->broken || !s->db)
+    if ((!s->dirty && !s->ntouch) || s->ro || s->broken || !s->db)
         return;
     sqlite3_busy_timeout(s->db, wait_ms);
     int rc = begin(s);
@@ -658,16 +635,7 @@ static void flush_pending(kf_store *s, int wait_ms)
 static int delete_id(kf_store *s, int64_t id)
 {
     sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(s->db, "DELETE FROM hint WHERE key = (SELECT key FROM entry WHERE id = ?1)", -1, &st,
-                                NULL);
-    if (rc == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, id);
-        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(s->db);
-    }
-    sqlite3_finalize(st);
-    st = NULL;
-    if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(s->db, "DELETE FROM payload WHERE id = ?1", -1, &st, NULL);
+    int rc = sqlite3_prepare_v2(s->db, "DELETE FROM payload WHERE id = ?1", -1, &st, NULL);
     if (rc == SQLITE_OK) {
         sqlite3_bind_int64(st, 1, id);
         rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(s->db);
@@ -757,22 +725,19 @@ static bool text_eq(sqlite3_stmt *st, int col, const char *want)
     return t && strcmp((const char *)t, want) == 0;
 }
 
-/* Look up the entry of key k, or (hint != NULL) the entry hint points
- * at, whose key and source then go to *h for the caller to compare (k->t
- * is the rest of the material to check; k->src is not read). */
-static kf_store_result get_locked(kf_store *s, const kf_cache_key *k, const uint8_t *hint, kf_store_hinted *h,
-                                  kf_store_sink *sink, char *msg, size_t msglen)
+static kf_store_result get_locked(kf_store *s, const kf_cache_key *k, kf_store_sink *sink, char *msg,
+                                  size_t msglen)
 {
     if (s->broken || !s->db) {
         snprintf(msg, msglen, "the cache database is unusable");
         return KF_STORE_ERROR;
     }
-    sqlite3_stmt *st = query(s, hint ? Q_GET_HINT : Q_GET);
+    sqlite3_stmt *st = query(s, Q_GET);
     if (!st) {
         sqlfail(s, sqlite3_errcode(s->db), "reading the cache", msg, msglen);
         return KF_STORE_ERROR;
     }
-    sqlite3_bind_blob(st, 1, hint ? hint : k->hash, 16, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 1, k->hash, 16, SQLITE_STATIC);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_DONE) {
         sqlite3_reset(st);
@@ -786,25 +751,12 @@ static kf_store_result get_locked(kf_store *s, const kf_cache_key *k, const uint
     int64_t id = sqlite3_column_int64(st, 0);
     const void *src = sqlite3_column_blob(st, 10);
     size_t srclen = (size_t)sqlite3_column_bytes(st, 10);
-    const void *key = sqlite3_column_blob(st, 12);
     bool same = sqlite3_column_int(st, 1) == KF_CACHE_FORMAT && text_eq(st, 2, kf_cache_kfuse_version()) &&
                 text_eq(st, 3, kf_backend_name(k->t->backend)) && text_eq(st, 4, k->t->target) &&
-                text_eq(st, 5, k->t->compiler) && text_eq(st, 6, k->t->options) && key &&
-                sqlite3_column_bytes(st, 12) == 16 &&
-                (hint || (srclen == k->srclen && (srclen == 0 || (src && memcmp(src, k->src, srclen) == 0))));
-    if (same && hint) {
-        /* the source is compared by the caller, once it has made its own */
-        memcpy(h->key, key, 16);
-        h->id = id;
-        h->srclen = srclen;
-        if (!(h->src = malloc(srclen + 1)))
-            same = false;
-        else if (srclen)
-            memcpy(h->src, src, srclen);
-    }
+                text_eq(st, 5, k->t->compiler) && text_eq(st, 6, k->t->options) && srclen == k->srclen &&
+                (srclen == 0 || (src && memcmp(src, k->src, srclen) == 0));
     if (!same) {
-        /* an XXH3 collision (the entry belongs to other material), or a
-         * hint that points at another target's entry */
+        /* an XXH3 collision: the entry belongs to other material */
         sqlite3_reset(st);
         return KF_STORE_MISS;
     }
@@ -813,24 +765,25 @@ static kf_store_result get_locked(kf_store *s, const kf_cache_key *k, const uint
     int hashlen = sqlite3_column_bytes(st, 8);
     const void *data = sqlite3_column_blob(st, 11);
     int64_t n = sqlite3_column_bytes(st, 11);
-    char name[160], hex[33];
+    char name[160];
     const unsigned char *nm = sqlite3_column_text(st, 9);
     snprintf(name, sizeof name, "%s", nm ? (const char *)nm : "?");
-    kf_cache_hex(key, hex);
     const char *bad = NULL;
     char why[96];
-    uint8_t hh[16];
+    uint8_t h[16];
     if (n != want_len || n == 0) {
         snprintf(why, sizeof why, "%lld bytes where %lld were stored", (long long)n, (long long)want_len);
         bad = why;
     } else {
-        hash128(data, (size_t)n, hh);
-        if (hashlen != 16 || memcmp(hh, want_hash, 16) != 0)
+        hash128(data, (size_t)n, h);
+        if (hashlen != 16 || memcmp(h, want_hash, 16) != 0)
             bad = "its checksum does not match";
     }
     kf_store_result r = bad ? KF_STORE_BAD : sink->take(sink, data, (size_t)n) ? KF_STORE_HIT : KF_STORE_REFUSED;
     sqlite3_reset(st);
     if (bad) {
+        char hex[33];
+        kf_cache_hex(k->hash, hex);
         snprintf(msg, msglen, "cache entry %s for %s is damaged (%s): dropped, compiling again", hex, name, bad);
         int b = backend_index(kf_backend_name(k->t->backend));
         if (b >= 0) {
@@ -844,13 +797,10 @@ static kf_store_result get_locked(kf_store *s, const kf_cache_key *k, const uint
             if (end_tx(s, rc) == SQLITE_OK)
                 flushed(s);
         }
-    } else if (r == KF_STORE_HIT && !hint) {
+        return KF_STORE_BAD;
+    }
+    if (r == KF_STORE_HIT)
         touch(s, id); /* last use for the LRU; skipped when busy */
-    }
-    if (r != KF_STORE_HIT && hint) {
-        free(h->src);
-        h->src = NULL;
-    }
     return r;
 }
 
@@ -873,56 +823,9 @@ kf_store_result kf_store_get(kf_store *s, const kf_cache_key *k, kf_store_sink *
     if (!s || !k || !sink)
         return KF_STORE_ERROR;
     pthread_mutex_lock(&s->lock);
-    kf_store_result r = get_locked(s, k, NULL, NULL, sink, msg, msglen);
+    kf_store_result r = get_locked(s, k, sink, msg, msglen);
     pthread_mutex_unlock(&s->lock);
     return r;
-}
-
-kf_store_result kf_store_get_hinted(kf_store *s, const uint8_t hint[16], const kf_cache_target *t,
-                                    kf_store_sink *sink, kf_store_hinted *h, char *msg, size_t msglen)
-{
-    if (msg && msglen)
-        msg[0] = 0;
-    if (!h)
-        return KF_STORE_ERROR;
-    memset(h, 0, sizeof *h);
-    if (!s || !hint || !t || !sink)
-        return KF_STORE_ERROR;
-    kf_cache_key k = { { 0 }, t, NULL, 0 };
-    pthread_mutex_lock(&s->lock);
-    kf_store_result r = get_locked(s, &k, hint, h, sink, msg, msglen);
-    pthread_mutex_unlock(&s->lock);
-    return r;
-}
-
-void kf_store_hinted_hit(kf_store *s, const kf_store_hinted *h)
-{
-    if (!s || !h)
-        return;
-    pthread_mutex_lock(&s->lock);
-    touch(s, h->id);
-    pthread_mutex_unlock(&s->lock);
-}
-
-void kf_store_hint(kf_store *s, const uint8_t hint[16], const uint8_t key[16])
-{
-    if (!s || !hint || !key || s->ro)
-        return;
-    pthread_mutex_lock(&s->lock);
-    int i = 0;
-    while (i < s->nhint && memcmp(s->hint[i][0], hint, 16) != 0)
-        i++;
-    if (i == MAX_HINTS) {
-        flush_pending(s, 0);
-        i = s->nhint < MAX_HINTS ? s->nhint : -1;
-    }
-    if (i >= 0) {
-        memcpy(s->hint[i][0], hint, 16);
-        memcpy(s->hint[i][1], key, 16);
-        if (i == s->nhint)
-            s->nhint++;
-    }
-    pthread_mutex_unlock(&s->lock);
 }
 
 /* -- Claims ---------------------------------------------------------------------- */
@@ -1032,7 +935,7 @@ kf_store_result kf_store_claim(kf_store *s, const kf_cache_key *k, int wait_ms, 
             r = claim_once(s, k);
         kf_store_result res = KF_STORE_CLAIMED;
         if (r == 1) {
-            res = get_locked(s, k, NULL, NULL, sink, msg, msglen);
+            res = get_locked(s, k, sink, msg, msglen);
             if (res != KF_STORE_HIT && res != KF_STORE_REFUSED) /* damaged or gone: compile it here */
                 res = res == KF_STORE_BAD ? KF_STORE_BAD : KF_STORE_CLAIMED;
         }
@@ -1390,8 +1293,8 @@ kf_status kf_store_clear(kf_store *s, uint64_t *removed, char *msg, size_t msgle
     if (rc == SQLITE_OK)
         rc = query_retry(s, "SELECT count(*) FROM entry", &n, NULL, 0);
     if (rc == SQLITE_OK)
-        rc = sqlite3_exec(s->db, "DELETE FROM payload; DELETE FROM entry; DELETE FROM claim; DELETE FROM stats;"
-                                 " DELETE FROM hint", NULL, NULL, NULL);
+        rc = sqlite3_exec(s->db, "DELETE FROM payload; DELETE FROM entry; DELETE FROM claim; DELETE FROM stats", NULL,
+                          NULL, NULL);
     rc = end_tx(s, rc);
     if (rc == SQLITE_OK) {
         flushed(s);

@@ -171,14 +171,6 @@ static int build_cuda(const char *arch, kf_store *store, kf_module **mods, int n
                 continue;
             }
             kf_cache_prep_key(&prep);
-            /* the graph's hint, as a context records it: a process that
-             * runs g looks its entry up while it fuses and emits g */
-            kf_memo_key mk;
-            uint8_t hint[16];
-            if (kf_memo_key_of(g, 0, &mk) == KF_OK) {
-                kf_cache_hint_of(&mk, &t, hint);
-                kf_store_hint(store, hint, prep.key.hash);
-            }
             kf_store_sink verified = { accept_blob };
             kf_store_result r = kf_store_get(store, &prep.key, &verified, msg, sizeof msg);
             if (r == KF_STORE_HIT) {
