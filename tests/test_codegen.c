@@ -316,6 +316,15 @@ static void emit_case(tcase *c, const kf_cg_caps *devcaps)
                       !strstr(c->cuda, "= sin(") && !strstr(c->cuda, "= cos(") && strstr(c->ocl, "= sincos(") &&
                       !strstr(c->ocl, "= sin(") && !strstr(c->ocl, "= cos("),
                   "%s: sin and cos of one operand are not one sincos call", c->name);
+    /* CUDA: f32 sin, cos, tan and sincos with their long path out of line */
+    if (strcmp(c->name, "trighuge") == 0 && c->cuda && c->ocl) {
+        static const char *const want[] = { "= kf_sinf(", "= kf_cosf(", "= kf_tanf(", "kf_sincosf(v", "kf_sinf_far(",
+                                            "!(fabsf(x) >= 105615.0f)" };
+        for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+            CHECK_MSG(strstr(c->cuda, want[i]) != NULL, "%s: no '%s' in CUDA", c->name, want[i]);
+        CHECK_MSG(!strstr(c->cuda, "= sinf(") && !strstr(c->cuda, "= tanf(") && !strstr(c->ocl, "kf_sinf"),
+                  "%s: a direct f32 trigonometric call in CUDA, or a wrapper in OpenCL", c->name);
+    }
 }
 
 /* -- NVRTC ------------------------------------------------------------------------------------------ *

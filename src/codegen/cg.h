@@ -45,6 +45,7 @@ typedef struct kf_cg_spell {
      * sincos_returns_sin */
     const char *sincos[2];
     bool sincos_returns_sin;
+    bool split_trig;                /* f32 sin, cos, tan, sincos through kf_<f> wrappers (emit.c, helper_trig) */
     const char *half_helpers;       /* definitions of kf_h2f and kf_f2h */
     bool fp64_needs_cap;            /* f64 needs kf_cg_caps.fp64 */
     bool fp16_needs_cap;            /* f16 needs kf_cg_caps.fp16 */

@@ -20,8 +20,19 @@ enum {
     H_FMIN32, H_FMIN64, H_FMAX32, H_FMAX64,
     H_RTO_F64, H_RTO_U64, H_RTO_I64,
     H_F2I,  /* + prec * 8 + int index */
-    H_COUNT = H_F2I + 16
+    H_TRIG = H_F2I + 16, /* + TRIG_*: f32 sin, cos, tan, sincos with the long path out of line */
+    H_COUNT = H_TRIG + 4
 };
+
+/* CUDA's f32 sin, cos and tan reduce an argument of 105615 or more with
+ * Payne-Hanek, about 1.1 KB of SASS inlined at every call.  Where the
+ * target allows (kf_cg_spell.split_trig) each is called through a wrapper
+ * that tests the argument as CUDA's code does, so that NVRTC drops the long
+ * path from the inlined copy, and calls an out-of-line copy for the rare
+ * huge argument: the same bits, no call on the common path, and one long
+ * path per kernel (bench/chain40.kir: cubin 40 KB -> 30 KB). */
+enum { TRIG_SIN, TRIG_COS, TRIG_TAN, TRIG_SINCOS };
+static const char *const trig_name[4] = { "sinf", "cosf", "tanf", "sincosf" };
 
 /* The text of float literals ("%.17g" for f64, "%.9g" otherwise), made
  * once per module (up to 32 values; more replace older ones): every literal
@@ -44,7 +55,7 @@ typedef struct E {
     const kf_graph *g;
     kf_cg_kinfo *ki;
     kf_strbuf *o;
-    uint32_t used;     /* helpers, bit per H_* */
+    uint64_t used;     /* helpers, bit per H_* */
     bool uses_f64;
     kf_status st;
     char *err;
@@ -54,15 +65,15 @@ typedef struct E {
 
 static void use(E *e, int h)
 {
-    e->used |= 1u << h;
+    e->used |= 1ull << h;
     if (h == H_RH)
-        e->used |= 1u << H_H2F | 1u << H_F2H;
+        e->used |= 1ull << H_H2F | 1ull << H_F2H;
     if (h == H_RBF)
-        e->used |= 1u << H_BF2F | 1u << H_F2BF;
+        e->used |= 1ull << H_BF2F | 1ull << H_F2BF;
     if (h == H_RTO_I64)
-        e->used |= 1u << H_RTO_U64;
+        e->used |= 1ull << H_RTO_U64;
     if (h == H_F2H)
-        e->used |= 1u << H_H2F;   /* one block defines both */
+        e->used |= 1ull << H_H2F;   /* one block defines both */
 }
 
 /* Weighted ops above which the body is a real call (compile time and code
@@ -377,6 +388,11 @@ static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
     const char *T = CT(e, t), *U = fl ? NULL : UP(e, t);
     unsigned bits = (unsigned)kf_dtype_size(t) * 8;
     const char *fn = sp->math[op][p];
+    int trig = op == KF_OP_SIN ? TRIG_SIN : op == KF_OP_COS ? TRIG_COS : op == KF_OP_TAN ? TRIG_TAN : -1;
+    if (trig >= 0 && p == 0 && sp->split_trig) {
+        fn = trig == TRIG_SIN ? "kf_sinf" : trig == TRIG_COS ? "kf_cosf" : "kf_tanf";
+        use(e, H_TRIG + trig);
+    }
     kf_strbuf tmp = KF_STRBUF_INIT, tmp2 = KF_STRBUF_INIT;
     /* f16/bf16 results are computed in f32 and rounded to the dtype */
     bool round = (x->dtype == KF_F16 || x->dtype == KF_BF16) && op != KF_OP_CAST && op != KF_OP_SELECT;
@@ -685,6 +701,10 @@ static void emit_body(E *e)
             done[pj] = true;
             int32_t sn = x->op == KF_OP_SIN ? n : k->nodes[pj], cn = x->op == KF_OP_SIN ? k->nodes[pj] : n;
             const char *f = sp->sincos[x->dtype == KF_F64];
+            if (x->dtype == KF_F32 && sp->split_trig) {
+                f = "kf_sincosf";
+                use(e, H_TRIG + TRIG_SINCOS);
+            }
             P("    %s v%d, v%d;\n", T, sn, cn);
             if (sp->sincos_returns_sin)
                 P("    v%d = %s(%s, &v%d);\n", sn, f, a[0], cn);
@@ -1875,12 +1895,32 @@ static void helper_fminmax(E *e, kf_strbuf *o, int p, bool mn)
     kf_sb_printf(o, "    return a != a ? a : b != b ? b : a == b ? eq : a %s b ? a : b;\n}\n", mn ? "<" : ">");
 }
 
+/* kf_<f> and kf_<f>_far for CUDA's f32 trigonometric function f (see
+ * trig_name): the argument test is CUDA's own, !(|x| >= 105615). */
+static void helper_trig(E *e, kf_strbuf *o, int t)
+{
+    const kf_cg_spell *sp = e->sp;
+    const char *f = trig_name[t];
+    kf_sb_printf(o, "/* %s, its reduction of huge arguments out of line: the same bits, one long path per kernel */\n",
+                 f);
+    if (t == TRIG_SINCOS) {
+        kf_sb_printf(o, "%s void kf_%s_far(float x, float *s, float *c)\n{\n    %s(x, s, c);\n}\n", sp->fn_big, f, f);
+        kf_sb_printf(o, "%s void kf_%s(float x, float *s, float *c)\n{\n    if (!(fabsf(x) >= 105615.0f))\n"
+                        "        %s(x, s, c);\n    else\n        kf_%s_far(x, s, c);\n}\n",
+                     sp->fn, f, f, f);
+        return;
+    }
+    kf_sb_printf(o, "%s float kf_%s_far(float x)\n{\n    return %s(x);\n}\n", sp->fn_big, f, f);
+    kf_sb_printf(o, "%s float kf_%s(float x)\n{\n    return !(fabsf(x) >= 105615.0f) ? %s(x) : kf_%s_far(x);\n}\n", sp->fn,
+                 f, f, f);
+}
+
 static void emit_helpers(E *e, kf_strbuf *o)
 {
     const kf_cg_spell *sp = e->sp;
     const char *U16 = ST(e, KF_U16), *U = U32(e);
     for (int h = 0; h < H_COUNT; h++) {
-        if (!(e->used & (1u << h)) || h == H_F2H)
+        if (!(e->used & (1ull << h)) || h == H_F2H)
             continue;
         /* guards let several modules share one compilation unit */
         kf_sb_printf(o, "#ifndef KF_HELPER_%d\n#define KF_HELPER_%d\n", h, h);
@@ -1935,6 +1975,9 @@ static void emit_helpers(E *e, kf_strbuf *o)
             break;
         case H_FMIN32: case H_FMIN64: helper_fminmax(e, o, h - H_FMIN32, true); break;
         case H_FMAX32: case H_FMAX64: helper_fminmax(e, o, h - H_FMAX32, false); break;
+        case H_TRIG + TRIG_SIN: case H_TRIG + TRIG_COS: case H_TRIG + TRIG_TAN: case H_TRIG + TRIG_SINCOS:
+            helper_trig(e, o, h - H_TRIG);
+            break;
         default: {
             int i = h - H_F2I, p = i / 8, ii = i % 8;
             kf_dtype to = (kf_dtype)(ii < 4 ? KF_I8 + ii : KF_U8 + (ii - 4));

@@ -40,6 +40,7 @@ const kf_cg_spell kf_cg_spell_cuda = {
     .fdiv = { { "__fdiv_rn(", ", ", ")" }, { "__ddiv_rn(", ", ", ")" } },
     .fsqrt = { "__fsqrt_rn", "__dsqrt_rn" },
     .sincos = { "sincosf", "sincos" },
+    .split_trig = true,
     .math = {
         [KF_OP_ABS] = { "fabsf", "fabs" },
         [KF_OP_CBRT] = { "cbrtf", "cbrt" },
