@@ -30,9 +30,10 @@ enum {
  * that tests the argument as CUDA's code does, so that NVRTC drops the long
  * path from the inlined copy, and calls an out-of-line copy for the rare
  * huge argument: the same bits, no call on the common path, and one long
- * path per kernel (bench/chain40.kir: cubin 40 KB -> 30 KB). */
+ * path per kernel (bench/chain40.kir: cubin 40 KB -> 31 KB). */
 enum { TRIG_SIN, TRIG_COS, TRIG_TAN, TRIG_SINCOS };
-static const char *const trig_name[4] = { "sinf", "cosf", "tanf", "sincosf" };
+static const char *const trig_name[4] = { "sinf", "cosf", "tanf", "sincosf" };     /* CUDA's */
+static const char *const trig_wrap[4] = { "kf_sinf", "kf_cosf", "kf_tanf", "kf_sincosf" };
 
 /* The text of float literals ("%.17g" for f64, "%.9g" otherwise), made
  * once per module (up to 32 values; more replace older ones): every literal
@@ -390,7 +391,7 @@ static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
     const char *fn = sp->math[op][p];
     int trig = op == KF_OP_SIN ? TRIG_SIN : op == KF_OP_COS ? TRIG_COS : op == KF_OP_TAN ? TRIG_TAN : -1;
     if (trig >= 0 && p == 0 && sp->split_trig) {
-        fn = trig == TRIG_SIN ? "kf_sinf" : trig == TRIG_COS ? "kf_cosf" : "kf_tanf";
+        fn = trig_wrap[trig];
         use(e, H_TRIG + trig);
     }
     kf_strbuf tmp = KF_STRBUF_INIT, tmp2 = KF_STRBUF_INIT;
@@ -702,7 +703,7 @@ static void emit_body(E *e)
             int32_t sn = x->op == KF_OP_SIN ? n : k->nodes[pj], cn = x->op == KF_OP_SIN ? k->nodes[pj] : n;
             const char *f = sp->sincos[x->dtype == KF_F64];
             if (x->dtype == KF_F32 && sp->split_trig) {
-                f = "kf_sincosf";
+                f = trig_wrap[TRIG_SINCOS];
                 use(e, H_TRIG + TRIG_SINCOS);
             }
             P("    %s v%d, v%d;\n", T, sn, cn);
@@ -1900,19 +1901,19 @@ static void helper_fminmax(E *e, kf_strbuf *o, int p, bool mn)
 static void helper_trig(E *e, kf_strbuf *o, int t)
 {
     const kf_cg_spell *sp = e->sp;
-    const char *f = trig_name[t];
+    const char *f = trig_name[t], *w = trig_wrap[t];
     kf_sb_printf(o, "/* %s, its reduction of huge arguments out of line: the same bits, one long path per kernel */\n",
                  f);
     if (t == TRIG_SINCOS) {
-        kf_sb_printf(o, "%s void kf_%s_far(float x, float *s, float *c)\n{\n    %s(x, s, c);\n}\n", sp->fn_big, f, f);
-        kf_sb_printf(o, "%s void kf_%s(float x, float *s, float *c)\n{\n    if (!(fabsf(x) >= 105615.0f))\n"
-                        "        %s(x, s, c);\n    else\n        kf_%s_far(x, s, c);\n}\n",
-                     sp->fn, f, f, f);
+        kf_sb_printf(o, "%s void %s_far(float x, float *s, float *c)\n{\n    %s(x, s, c);\n}\n", sp->fn_big, w, f);
+        kf_sb_printf(o, "%s void %s(float x, float *s, float *c)\n{\n    if (!(fabsf(x) >= 105615.0f))\n"
+                        "        %s(x, s, c);\n    else\n        %s_far(x, s, c);\n}\n",
+                     sp->fn, w, f, w);
         return;
     }
-    kf_sb_printf(o, "%s float kf_%s_far(float x)\n{\n    return %s(x);\n}\n", sp->fn_big, f, f);
-    kf_sb_printf(o, "%s float kf_%s(float x)\n{\n    return !(fabsf(x) >= 105615.0f) ? %s(x) : kf_%s_far(x);\n}\n", sp->fn,
-                 f, f, f);
+    kf_sb_printf(o, "%s float %s_far(float x)\n{\n    return %s(x);\n}\n", sp->fn_big, w, f);
+    kf_sb_printf(o, "%s float %s(float x)\n{\n    return !(fabsf(x) >= 105615.0f) ? %s(x) : %s_far(x);\n}\n", sp->fn, w,
+                 f, w);
 }
 
 static void emit_helpers(E *e, kf_strbuf *o)
