@@ -705,8 +705,8 @@ static kf_cg_variant spread_small(const kf_cg_kabi *a, const int64_t *meta, kf_c
 {
     if (!gpu || cu <= 0 || (v != KF_CG_C32 && v != KF_CG_C64))
         return v;
-    uint64_t blocks = ((uint64_t)meta[0] / (uint64_t)a->vecw + KF_CG_BLOCK - 1) / KF_CG_BLOCK;
-    if (blocks >= (uint64_t)cu)
+    uint64_t vecs = ((uint64_t)meta[0] + (uint64_t)a->vecw - 1) / (uint64_t)a->vecw; /* threads, as launched */
+    if ((vecs + KF_CG_BLOCK - 1) / KF_CG_BLOCK >= (uint64_t)cu)
         return v;
     return v == KF_CG_C32 && a->has_s32 ? KF_CG_S32 : KF_CG_S64;
 }

@@ -233,7 +233,8 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
  * conditions hold, see kf_cg_pick_variant; REDUCE: seq or tile, both
  * correct, though float sums then round differently, or warp when the
  * reduced length is at most KF_CG_TILE_ELEMS): kf_cg_launch_rule is this
- * with v = kf_cg_pick_variant.  n = 0 when v does not fit the kind. */
+ * with v = kf_cg_pick_variant, or its strided counterpart for a small
+ * contiguous call on a GPU.  n = 0 when v does not fit the kind. */
 void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int compute_units, bool gpu,
                           uint32_t grid_override, kf_cg_launches *out);
 
