@@ -251,23 +251,18 @@ int kf_snprintf(char *dst, size_t size, const char *fmt, ...)
     return n;
 }
 
-void kf_sb_vprintf(kf_strbuf *b, const char *fmt, va_list ap)
+void kf_sb_printf(kf_strbuf *b, const char *fmt, ...)
 {
     if (b->oom)
         return;
     /* format into the room there is; when it did not fit, make room and
      * format again */
-    va_list aq;
-    va_copy(aq, ap);
+    va_list ap;
+    va_start(ap, fmt);
     size_t room = b->cap - b->len;
     char *dst = room ? b->data + b->len : NULL;
-    int n = fast_vsnprintf(dst, room, fmt, &aq);
-    va_end(aq);
-    if (n < 0) {
-        va_copy(aq, ap);
-        n = vsnprintf(dst, room, fmt, aq);
-        va_end(aq);
-    }
+    int n = kf_vsnprintf(dst, room, fmt, ap);
+    va_end(ap);
     if (n < 0) {
         b->oom = true;
         return;
@@ -277,19 +272,11 @@ void kf_sb_vprintf(kf_strbuf *b, const char *fmt, va_list ap)
             b->data[b->len] = 0;   /* the cut text written above is not b's */
         if (!reserve(b, (size_t)n))
             return;
-        va_copy(aq, ap);
-        kf_vsnprintf(b->data + b->len, (size_t)n + 1, fmt, aq);
-        va_end(aq);
+        va_start(ap, fmt);
+        kf_vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+        va_end(ap);
     }
     b->len += (size_t)n;
-}
-
-void kf_sb_printf(kf_strbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    kf_sb_vprintf(b, fmt, ap);
-    va_end(ap);
 }
 
 void kf_sb_putint(kf_strbuf *b, long long v)

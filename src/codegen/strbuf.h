@@ -29,7 +29,6 @@ void kf_sb_puts(kf_strbuf *b, const char *s);
 void kf_sb_putc(kf_strbuf *b, char c);
 /* Append the text snprintf would write. */
 void kf_sb_printf(kf_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void kf_sb_vprintf(kf_strbuf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Append v in decimal, as "%lld" writes it. */
 void kf_sb_putint(kf_strbuf *b, long long v);
 /* snprintf and vsnprintf, exactly (the same text and return value), made
