@@ -298,8 +298,8 @@ static void emit_case(tcase *c, const kf_cg_caps *devcaps)
         for (int v = 0; s == KF_OK && v < KF_CG_VARIANT_COUNT; v++) {
             char nm[KF_CG_NAME_MAX + 2];
             kf_cg_entry_name(a, (kf_cg_variant)v, nm, KF_CG_NAME_MAX);
-            bool mine = (a->kind == KF_KERNEL_EW) == (v <= KF_CG_S64) && !(v == KF_CG_C32 && !a->has_c32) &&
-                        !(v == KF_CG_S32 && !a->has_s32);
+            bool mine = (a->kind == KF_KERNEL_EW) == (v <= KF_CG_B64) && !(v == KF_CG_C32 && !a->has_c32) &&
+                        !(v == KF_CG_S32 && !a->has_s32) && !(v == KF_CG_B64 && !a->bsplit);
             CHECK_MSG(mine == (nm[0] != 0), "%s: kernel %d: entry name of variant %d", c->name, k, v);
             if (!mine)
                 continue;
@@ -535,6 +535,7 @@ typedef struct cldev {
 
 static cldev D;
 static double ocl_build_seconds, ocl_run_seconds;
+static int b64_launches;   /* forced b64 runs that fit: the corpus must reach it */
 
 static bool has_ext(const char *exts, const char *e)
 {
@@ -720,7 +721,8 @@ static void *dbuf_read(const dbuf *b)
 }
 
 /* Variants that may replace the picked one: any with a larger index width,
- * and strided for contiguous. */
+ * strided for contiguous, and b64 where the kernel has it (its launch is
+ * empty where the layout does not fit it; the rule's is used then). */
 static kf_cg_variant force_variant(const kf_cg_kabi *a, kf_cg_variant picked, int force)
 {
     if (force < 0)
@@ -728,6 +730,8 @@ static kf_cg_variant force_variant(const kf_cg_kabi *a, kf_cg_variant picked, in
     kf_cg_variant f = (kf_cg_variant)force;
     if (a->kind == KF_KERNEL_REDUCE)
         return (f == KF_CG_SEQ || f == KF_CG_TILE || f == KF_CG_WARP) ? f : picked;
+    if (f == KF_CG_B64)
+        return a->bsplit ? f : picked;
     if (f > KF_CG_S64)
         return picked;
     bool pc = picked == KF_CG_C32 || picked == KF_CG_C64, p64 = picked == KF_CG_C64 || picked == KF_CG_S64;
@@ -806,11 +810,12 @@ static bool cl_run(tcase *c, cl_program prog, const kf_host_array *inputs, const
                 kf_cg_variant f = force_variant(abi, L.l[0].variant, ro->force);
                 if (f != L.l[0].variant)
                     kf_cg_launch_variant(abi, meta, f, D.cu, false, ro->grid, &L);
-                if (L.n == 0)   /* warp where an output has more than one tile */
+                if (L.n == 0)   /* warp where an output has more than one tile, b64 where the layout does not fit */
                     kf_cg_launch_rule(abi, meta, NULL, D.cu, false, ro->grid, &L);
             }
             if (L.n > 0 && L.l[0].variant == KF_CG_SEQ && k < 64)
                 *seq_mask |= 1ull << k;
+            b64_launches += L.n > 0 && L.l[0].variant == KF_CG_B64;
         }
         cl_mem scratch = NULL;
         if (ok && L.scratch_bytes) {
@@ -1131,6 +1136,38 @@ static void test_abi(void)
         int64_t want[16] = { 64, 4, 4, 4, 0, 8, 1, 16, 4, 1, 16, 4, 1, 0, 0, 0 };
         CHECK(memcmp(meta, want, sizeof want) == 0);
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_S32);
+        /* b64 on a GPU: mb is broadcast on dim 0 (t) only, read once per
+         * block for every t in turn; not with mb's padded rows */
+        CHECK(a->bsplit == 1 && (a->buf_flags[0] & KF_CG_BUF_LEAD) && !(a->buf_flags[1] & KF_CG_BUF_LEAD));
+        kf_cg_entry_name(a, KF_CG_B64, nm, sizeof nm);
+        CHECK(strlen(nm) > 4 && strcmp(nm + strlen(nm) - 4, "_b64") == 0);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_S32);
+        kf_cg_launch_variant(a, meta, KF_CG_B64, 132, true, 0, &L);
+        CHECK(L.n == 0);
+        /* contiguous [t, m, k] with mb[m, k]: b64, T * ceil(m * k / 2 / 256) blocks */
+        const int64_t tmk[][4] = { { 4, 4, 4, 4 }, { 4, 3, 4, 4 }, { 3, 1000, 256, 3 * 500 }, { 4, 3, 3, 0 } };
+        for (int i = 0; i < 4; i++) {
+            int64_t T = tmk[i][0], M = tmk[i][1], K = tmk[i][2];
+            int64_t w[16] = { T * M * K, T, M, K, 0, K, 1, M * K, K, 1, M * K, K, 1, 0, 0, 0 };
+            memcpy(meta, w, sizeof w);
+            kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+            if (tmk[i][3])   /* else m * k odd: not whole vectors */
+                CHECK_MSG(L.n == 1 && L.l[0].variant == KF_CG_B64 && L.l[0].grid == (uint32_t)tmk[i][3] &&
+                              strcmp(L.l[0].entry, nm) == 0, "[%lld,%lld,%lld]", (long long)T, (long long)M, (long long)K);
+            else
+                CHECK(L.n == 1 && L.l[0].variant == KF_CG_S32);
+        }
+        int64_t w[16] = { 64, 4, 4, 4, 0, 4, 1, 16, 4, 1, 16, 4, 1, 0, 0, 0 };
+        memcpy(meta, w, sizeof w);
+        kf_cg_launch_rule(a, meta, NULL, 132, false, 0, &L);   /* not on a CPU */
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_S32);
+        uint64_t addrs[3] = { 0x1000, 0x2008, 0x3000 };          /* disc misaligned */
+        kf_cg_launch_rule(a, meta, addrs, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_S32);
+        meta[7] = 0;   /* disc broadcast on t too: not b64's layout */
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_S32);
         meta[5] = (int64_t)1 << 40;
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_S64);
     }
@@ -1372,10 +1409,11 @@ static void build_cases(int random_count)
 static const runopt runs_full[] = {
     { 0, 0, -1 }, { 0, 1, -1 }, { 0, 3, KF_CG_S32 }, { 0, 2, KF_CG_C64 }, { 0, 5, KF_CG_S64 },
     { 1, 0, -1 }, { 2, 7, -1 }, { 0, 2, KF_CG_SEQ }, { 0, 0, KF_CG_TILE }, { 1, 3, KF_CG_WARP },
+    { 0, 0, KF_CG_B64 }, { 0, 3, KF_CG_B64 },
 };
 static const runopt runs_random[] = {
     { 0, 0, -1 }, { 0, 1, -1 }, { 0, 3, KF_CG_S32 }, { 1, 0, -1 }, { 2, 7, -1 }, { 0, 2, KF_CG_SEQ }, { 0, 0, KF_CG_TILE },
-    { 0, 2, KF_CG_WARP },
+    { 0, 2, KF_CG_WARP }, { 0, 2, KF_CG_B64 },
 };
 static const runopt runs_short[] = {
     { 0, 0, -1 }, { 1, 3, KF_CG_S32 }, { 2, 2, KF_CG_SEQ }, { 0, 1, KF_CG_TILE }, { 1, 0, KF_CG_WARP },
@@ -1589,7 +1627,8 @@ int main(void)
         if (prog)
             clReleaseProgram(prog);
         printf("OpenCL build: %.2fs\n", ocl_build_seconds);
-        printf("OpenCL runs: %.2fs\n", ocl_run_seconds);
+        printf("OpenCL runs: %.2fs (%d b64 launches)\n", ocl_run_seconds, b64_launches);
+        CHECK_MSG(b64_launches > 0, "no case ran the b64 variant");
     } else {
         printf("OpenCL: no device, build and runs skipped\n");
     }

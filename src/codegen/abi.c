@@ -12,8 +12,8 @@
 #include <string.h>
 #include <xxhash.h>
 
-static const char *const variant_names[KF_CG_VARIANT_COUNT] = { "c32", "c64", "s32", "s64", "seq", "tile", "comb",
-                                                                    "warp" };
+static const char *const variant_names[KF_CG_VARIANT_COUNT] = { "c32", "c64", "s32", "s64", "b64",
+                                                                    "seq", "tile", "comb", "warp" };
 
 const char *kf_cg_variant_name(kf_cg_variant v)
 {
@@ -205,7 +205,41 @@ void kf_cg_kinfo_free(kf_cg_kinfo *ki)
     free(ki->arg_ew);
     free(ki->tslot);
     free(ki->bcast_all);
+    free(ki->bcast_lead);
     memset(ki, 0, sizeof *ki);
+}
+
+/* The b64 variant's split: args read at the iteration point that are
+ * statically broadcast on a leading run of the space's dims and on no
+ * other dim, all on the same run (discount's mb[m,k] against [t,m,k]).
+ * b64 reads such an arg once per block for every step of the leading dims
+ * in turn, where the other variants walk the whole space once per step. */
+static void lead_split(kf_cg_kinfo *ki)
+{
+    const kf_kernel *k = ki->k;
+    int split = 0;
+    for (int i = 0; i < k->nargs; i++) {
+        if (!ki->arg_ew[i] || ki->bcast_all[i])
+            continue;
+        const kf_irnode *x = &ki->g->nodes[k->args[i]];
+        int lead = 0;
+        while (lead < ki->R && kf_cg_dim_bcast(ki, x, lead))
+            lead++;
+        for (int d = lead; d < ki->R; d++)
+            if (kf_cg_dim_bcast(ki, x, d))
+                goto none;
+        if (lead == 0)
+            continue;
+        if ((split && lead != split) || lead == ki->R)
+            goto none;
+        split = lead;
+        ki->bcast_lead[i] = true;
+    }
+    ki->bsplit = split;
+    return;
+none:
+    memset(ki->bcast_lead, 0, (size_t)ki->nb * sizeof *ki->bcast_lead);
+    ki->bsplit = 0;
 }
 
 kf_status kf_cg_kinfo_init(kf_cg_kinfo *ki, const kf_plan *p, int kidx, char *err, size_t errlen)
@@ -235,7 +269,8 @@ kf_status kf_cg_kinfo_init(kf_cg_kinfo *ki, const kf_plan *p, int kidx, char *er
     ki->arg_ew = calloc((size_t)k->nargs + 1, sizeof *ki->arg_ew);
     ki->tslot = malloc(((size_t)k->nargs + 1) * sizeof *ki->tslot);
     ki->bcast_all = calloc((size_t)ki->nb + 1, sizeof *ki->bcast_all);
-    if (!ki->role || !ki->arg_ew || !ki->tslot || !ki->bcast_all) {
+    ki->bcast_lead = calloc((size_t)ki->nb + 1, sizeof *ki->bcast_lead);
+    if (!ki->role || !ki->arg_ew || !ki->tslot || !ki->bcast_all || !ki->bcast_lead) {
         kf_cg_kinfo_free(ki);
         return fail(err, errlen, KF_ERR_NO_MEMORY, "codegen: out of memory");
     }
@@ -343,6 +378,8 @@ kf_status kf_cg_kinfo_init(kf_cg_kinfo *ki, const kf_plan *p, int kidx, char *er
             all = all && x->dims[j] == 1;
         ki->bcast_all[i] = all;
     }
+    if (k->kind == KF_KERNEL_EW)
+        lead_split(ki);
     /* contiguous variants: 16 bytes of the smallest element per thread step */
     size_t minsz = 8;
     for (int b = 0; b < ki->nb; b++) {
@@ -399,6 +436,7 @@ kf_status kf_cg_kernel_abi(const kf_plan *p, int k, kf_cg_kabi *a, char *err, si
     a->vecw = ki.vecw;
     a->has_c32 = kk->kind == KF_KERNEL_EW && ki.coords != 0;
     a->has_s32 = kk->kind == KF_KERNEL_EW && ki.R >= 2;
+    a->bsplit = ki.bsplit;
     a->has_err = kk->has_take;
     a->has_scratch = kk->kind == KF_KERNEL_REDUCE;
     kf_snprintf(a->prefix, sizeof a->prefix, "%s", ki.prefix);
@@ -414,6 +452,8 @@ kf_status kf_cg_kernel_abi(const kf_plan *p, int k, kf_cg_kabi *a, char *err, si
             f |= KF_CG_BUF_BCAST;
         if (isarg && ki.tslot[b] >= 0)
             f |= KF_CG_BUF_TAKE;
+        if (isarg && ki.bcast_lead[b])
+            f |= KF_CG_BUF_LEAD;
         a->buf_flags[b] = f;
         if (!isarg && kf_ir_op((kf_op)x->op)->kind == KF_KIND_REDUCE) {
             kf_dtype t = (kf_dtype)g->nodes[x->args[0]].dtype;
@@ -453,8 +493,8 @@ void kf_cg_entry_name(const kf_cg_kabi *a, kf_cg_variant v, char *buf, size_t le
 {
     if (!len)
         return;
-    bool ew = v <= KF_CG_S64, red = v >= KF_CG_SEQ && v <= KF_CG_WARP;
-    if ((v == KF_CG_C32 && !a->has_c32) || (v == KF_CG_S32 && !a->has_s32))
+    bool ew = v <= KF_CG_B64, red = v >= KF_CG_SEQ && v <= KF_CG_WARP;
+    if ((v == KF_CG_C32 && !a->has_c32) || (v == KF_CG_S32 && !a->has_s32) || (v == KF_CG_B64 && !a->bsplit))
         ew = false;
     if ((a->kind == KF_KERNEL_EW && ew) || (a->kind == KF_KERNEL_REDUCE && red))
         kf_snprintf(buf, len, "%s_%s", a->prefix, variant_names[v]);
@@ -647,15 +687,59 @@ static uint32_t grid_for(uint64_t items, uint64_t per_block, int cu, bool capped
     return g ? (uint32_t)g : 1;
 }
 
+/* Steps of the dims b64 walks outermost, 0..bsplit-1 (at least 1 for a
+ * call with elements). */
+static uint64_t outer_steps(const kf_cg_kabi *a, const int64_t *meta)
+{
+    uint64_t T = 1;
+    for (int d = 0; d < a->bsplit; d++)
+        T *= (uint64_t)meta[1 + d];
+    return T;
+}
+
+/* Does a call fit b64: every buffer read or written at the iteration point
+ * row-major contiguous and 16-byte aligned, except that the KF_CG_BUF_LEAD
+ * args have stride 0 on dims 0..bsplit-1 (contiguous on the rest), and
+ * the inner dims a whole number of vectors. */
+static bool b64_fits(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs)
+{
+    int R = a->rank, nb = a->nargs + a->nouts, s = a->bsplit;
+    const int64_t *shape = meta + 1;
+    uint64_t T = outer_steps(a, meta);
+    if (!s || meta[0] <= 0 || ((uint64_t)meta[0] / T) % (uint64_t)a->vecw != 0)
+        return false;
+    for (int b = 0; b < nb; b++) {
+        if (!(a->buf_flags[b] & KF_CG_BUF_EW) || (a->buf_flags[b] & KF_CG_BUF_BCAST))
+            continue;
+        bool lead = a->buf_flags[b] & KF_CG_BUF_LEAD;
+        const int64_t *row = meta + 1 + R + b * R;
+        int64_t c = 1;
+        for (int d = R - 1; d >= 0; d--) {
+            bool zero = lead && d < s;
+            if (shape[d] > 1 && row[d] != (zero ? 0 : c))
+                return false;
+            c *= shape[d];
+        }
+        uint64_t addr = (addrs ? addrs[b] : 0) + (uint64_t)meta[1 + R + nb * R + b] * a->buf_size[b];
+        if (addr % KF_CG_VEC_BYTES != 0)
+            return false;
+    }
+    return true;
+}
+
 void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int compute_units, bool gpu,
                           uint32_t grid_override, kf_cg_launches *out)
 {
     memset(out, 0, sizeof *out);
     if (a->kind == KF_KERNEL_EW) {
         uint64_t n = (uint64_t)meta[0];
-        if (n == 0 || v > KF_CG_S64)
+        if (n == 0 || v > KF_CG_B64 || (v == KF_CG_B64 && !(a->bsplit && b64_fits(a, meta, NULL))))
             return;
         uint64_t threads = (v == KF_CG_C32 || v == KF_CG_C64) ? (n + (uint64_t)a->vecw - 1) / (uint64_t)a->vecw : n;
+        if (v == KF_CG_B64) {   /* every step of the outer dims, a block per 256 vectors of the inner ones */
+            uint64_t T = outer_steps(a, meta), vecs = n / T / (uint64_t)a->vecw;
+            threads = T * ((vecs + KF_CG_BLOCK - 1) / KF_CG_BLOCK) * KF_CG_BLOCK;
+        }
         out->n = 1;
         out->l[0] = (kf_cg_launch){ v, "", grid_for(threads, KF_CG_BLOCK, compute_units, !gpu, grid_override), KF_CG_BLOCK };
     } else {
@@ -714,6 +798,9 @@ static kf_cg_variant spread_small(const kf_cg_kabi *a, const int64_t *meta, kf_c
 void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units, bool gpu,
                        uint32_t grid_override, kf_cg_launches *out)
 {
-    kf_cg_variant v = spread_small(a, meta, kf_cg_pick_variant(a, meta, addrs), compute_units, gpu);
+    kf_cg_variant v = kf_cg_pick_variant(a, meta, addrs);
+    if (gpu && (v == KF_CG_S32 || v == KF_CG_S64) && a->bsplit && b64_fits(a, meta, addrs))
+        v = KF_CG_B64;
+    v = spread_small(a, meta, v, compute_units, gpu);
     kf_cg_launch_variant(a, meta, v, compute_units, gpu, grid_override, out);
 }

@@ -74,6 +74,8 @@ typedef struct kf_cg_kinfo {
     int *tslot;                     /* per arg: take-source slot or -1 */
     int ntake;
     bool *bcast_all;                /* per buffer: every dim statically broadcast (loaded once) */
+    bool *bcast_lead;               /* per buffer: broadcast on dims 0..bsplit-1 only (b64) */
+    int bsplit;                     /* > 0: the b64 variant exists (kf_cg_kabi.bsplit) */
     int vecw;                       /* contiguous variants: elements per thread step (16 / smallest size) */
     uint8_t coords;                 /* mask of iteration dims whose coordinate the body needs (iota) */
     int nred;                       /* REDUCE: outs that are reductions */

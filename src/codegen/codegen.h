@@ -107,7 +107,7 @@ typedef struct kf_cg_caps {
 } kf_cg_caps;
 
 typedef enum kf_cg_variant {
-    KF_CG_C32, KF_CG_C64, KF_CG_S32, KF_CG_S64,   /* EW kernels */
+    KF_CG_C32, KF_CG_C64, KF_CG_S32, KF_CG_S64, KF_CG_B64, /* EW kernels */
     KF_CG_SEQ, KF_CG_TILE, KF_CG_COMB, KF_CG_WARP,/* REDUCE kernels */
     KF_CG_VARIANT_COUNT
 } kf_cg_variant;
@@ -148,7 +148,8 @@ kf_status kf_cg_emit_llvm(const kf_plan *p, const kf_cg_caps *caps, kf_strbuf *o
 enum { KF_CG_MAX_BUFS = 1024 };   /* args + outs of one kernel */
 enum { KF_CG_BUF_EW = 1,          /* read or written at the iteration point */
        KF_CG_BUF_BCAST = 2,       /* an arg broadcast on every iteration dim: read once */
-       KF_CG_BUF_TAKE = 4 };      /* an arg gathered by take (a take source) */
+       KF_CG_BUF_TAKE = 4,        /* an arg gathered by take (a take source) */
+       KF_CG_BUF_LEAD = 8 };      /* an arg broadcast on the leading bsplit dims only (b64) */
 
 /* The launch facts of one kernel, computed once (kf_cg_kernel_abi) and then
  * used for every call without the plan. */
@@ -162,6 +163,8 @@ typedef struct kf_cg_kabi {
     int meta_count;         /* int64 entries of the meta block */
     int vecw;               /* contiguous variants: elements per thread step */
     bool has_c32, has_s32;  /* the 32-bit EW variants exist (see "Variants") */
+    int bsplit;             /* b64 exists (> 0): the KF_CG_BUF_LEAD args are broadcast on dims
+                             * 0..bsplit-1 and no other, every other buffer is full */
     bool has_err;           /* the error-flag parameter is present (k->has_take) */
     bool has_scratch;       /* the scratch parameter is present (REDUCE) */
     size_t param_bytes;     /* parameter list bytes as CUDA lays it out (limit 4 KiB) */
@@ -221,20 +224,25 @@ typedef struct kf_cg_launches {
  * grids sized to the device (compute_units: SMs or OpenCL compute units,
  * <= 0 when unknown; gpu: a device that schedules blocks in hardware, where
  * an elementwise kernel gets a block per 256 threads' worth of elements
- * instead of a grid-stride loop over a capped grid, and a contiguous call
- * too small to give every compute unit a block of vectors runs the strided
- * variant, one element per thread) and the scratch size.
+ * instead of a grid-stride loop over a capped grid, a contiguous call too
+ * small to give every compute unit a block of vectors runs the strided
+ * variant, one element per thread, and a strided call that fits b64 runs
+ * b64: args broadcast on the leading bsplit dims, every other buffer
+ * row-major contiguous and 16-byte aligned, the other dims a whole number
+ * of vectors) and the scratch size.
  * grid_override > 0 forces the grid of every launch (tests: results must
  * not change). */
 void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units, bool gpu,
                        uint32_t grid_override, kf_cg_launches *out);
 
 /* The launches when the first launch uses variant v (EW: any variant whose
- * conditions hold, see kf_cg_pick_variant; REDUCE: seq or tile, both
- * correct, though float sums then round differently, or warp when the
- * reduced length is at most KF_CG_TILE_ELEMS): kf_cg_launch_rule is this
- * with v = kf_cg_pick_variant, or its strided counterpart for a small
- * contiguous call on a GPU.  n = 0 when v does not fit the kind. */
+ * conditions hold, see kf_cg_pick_variant, or b64 where the strides fit it;
+ * REDUCE: seq or tile, both correct, though float sums then round
+ * differently, or warp when the reduced length is at most
+ * KF_CG_TILE_ELEMS): kf_cg_launch_rule is this with v =
+ * kf_cg_pick_variant, its strided counterpart for a small contiguous call
+ * on a GPU, or b64 (below).  n = 0 when v does not fit the kind or the
+ * call (warp, b64). */
 void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int compute_units, bool gpu,
                           uint32_t grid_override, kf_cg_launches *out);
 

@@ -746,6 +746,7 @@ static const char *const variant_doc[KF_CG_VARIANT_COUNT] = {
     "contiguous, 16-byte vectors, 64-bit indices",
     "strided, 32-bit indices",
     "strided, 64-bit indices",
+    "contiguous, 16-byte vectors, 64-bit indices, outer dims innermost (args broadcast on them read once per block)",
     "one thread per output, reduced elements in order",
     "pass 1: one block per (output, chunk of tiles); final when one chunk, else partials to scratch",
     "pass 2: one block per output combines its chunks from scratch",
@@ -1094,17 +1095,34 @@ static void coords_linear(E *e, ix t, const char *var, const char *ind)
     }
 }
 
-static void emit_ew_contig(E *e, bool w64)
+/* The contiguous variants c32, c64 and b64.  b64 (kf_cg_kinfo.bsplit) walks
+ * the space as (inner vector block, outer step) with the outer step
+ * fastest, so the blocks that read one block of a broadcast arg run
+ * together and it comes from DRAM once (L2 for the rest): a thread's
+ * vector is iv of the inner dims for those args and ov = step * vectors
+ * per step + iv of the whole space for the others. */
+static void emit_ew_contig(E *e, kf_cg_variant var)
 {
     const kf_cg_kinfo *ki = e->ki;
     const kf_kernel *k = ki->k;
     const kf_cg_spell *sp = e->sp;
-    ix t = ix_of(e, w64);
+    bool bc = var == KF_CG_B64;
+    ix t = ix_of(e, var != KF_CG_C32);
     int W = ki->vecw;
-    entry_head(e, w64 ? KF_CG_C64 : KF_CG_C32);
+    entry_head(e, var);
     prologue(e, true);
     P("    const %s n = (%s)m.v[0];\n", t.IX, t.IX);
-    P("    const %s nvec = n / %d; /* steps of %d elements */\n", t.IX, W, W);
+    if (bc) {
+        dims_decl(e, t, (uint8_t)((1u << ki->bsplit) - 1));
+        P("    const %s T = 1", t.IX);
+        for (int d = 0; d < ki->bsplit; d++)
+            P(" * d%d", d);
+        P("; /* outer steps */\n");
+        P("    const %s nvec = n / T / %d; /* vectors of %d elements per step */\n", t.IX, W, W);
+        P("    const %s nblk = (nvec + %d) / %d * T;\n", t.IX, KF_CG_BLOCK - 1, KF_CG_BLOCK);
+    } else {
+        P("    const %s nvec = n / %d; /* steps of %d elements */\n", t.IX, W, W);
+    }
     if (ki->coords) {
         /* in<d>: elements per step of dim d; c<d> = i / in<d> % d<d> */
         int minc = 0;
@@ -1114,6 +1132,8 @@ static void emit_ew_contig(E *e, bool w64)
         for (int d = minc + 1; d < ki->R; d++)
             need |= (uint8_t)(1u << d);
         need |= (uint8_t)(ki->coords & ~1u);
+        if (bc)   /* declared above */
+            need &= (uint8_t)~((1u << ki->bsplit) - 1);
         dims_decl(e, t, need);
         for (int d = ki->R - 1; d >= minc; d--) {
             if (d == ki->R - 1)
@@ -1123,9 +1143,16 @@ static void emit_ew_contig(E *e, bool w64)
         }
     }
     bcast_loads(e);
-    grid_loop_vars(e, t);
     kf_strbuf x = KF_STRBUF_INIT, y = KF_STRBUF_INIT;
-    P("    for (%s iv = tid; iv < nvec; iv += nth) {\n", t.IX);
+    if (bc) {
+        P("    for (%s w = (%s)%s; w < nblk; w += (%s)%s) {\n", t.IX, t.IX, sp->bid, t.IX, sp->gdim);
+        P("        const %s iv = w / T * %d + (%s)%s;\n", t.IX, KF_CG_BLOCK, t.IX, sp->lid);
+        P("        if (iv >= nvec)\n            continue;\n");
+        P("        const %s ov = w %% T * nvec + iv;\n", t.IX);
+    } else {
+        grid_loop_vars(e, t);
+        P("    for (%s iv = tid; iv < nvec; iv += nth) {\n", t.IX);
+    }
     for (int b = 0; b < ki->nb; b++) {
         bool isarg = b < k->nargs;
         if (isarg && (!ki->arg_ew[b] || ki->bcast_all[b]))
@@ -1133,13 +1160,15 @@ static void emit_ew_contig(E *e, bool w64)
         int32_t n = isarg ? k->args[b] : k->outs[b - k->nargs];
         int s = (int)kf_dtype_size(dt(e, n));
         int words = W * s / 4, vecs = words / 4;
+        const char *vi = bc && !ki->bcast_lead[b] ? "ov" : "iv";
         if (isarg) {
             P("        %s w%d[%d];\n", U32(e), b, words);
             for (int v = 0; v < vecs; v++) {
                 if (vecs == 1)
-                    P("        {\n            const uint4 u = ((%sconst uint4 *)p%d)[iv];\n", sp->global, b);
+                    P("        {\n            const uint4 u = ((%sconst uint4 *)p%d)[%s];\n", sp->global, b, vi);
                 else
-                    P("        {\n            const uint4 u = ((%sconst uint4 *)p%d)[iv * %d + %d];\n", sp->global, b, vecs, v);
+                    P("        {\n            const uint4 u = ((%sconst uint4 *)p%d)[%s * %d + %d];\n", sp->global, b, vi,
+                      vecs, v);
                 P("            w%d[%d] = u.x;\n            w%d[%d] = u.y;\n            w%d[%d] = u.z;\n"
                   "            w%d[%d] = u.w;\n        }\n",
                   b, 4 * v, b, 4 * v + 1, b, 4 * v + 2, b, 4 * v + 3);
@@ -1153,7 +1182,7 @@ static void emit_ew_contig(E *e, bool w64)
         P("%s\n", unroll);
     P("        for (int l = 0; l < %d; l++) {\n", W);
     if (ki->coords) {
-        P("            const %s i = iv * %d + (%s)l;\n", t.IX, W, t.IX);
+        P("            const %s i = %s * %d + (%s)l;\n", t.IX, bc ? "ov" : "iv", W, t.IX);
         coords_linear(e, t, "i", "            ");
     }
     for (int b = 0; b < k->nargs; b++) {
@@ -1196,14 +1225,18 @@ static void emit_ew_contig(E *e, bool w64)
         for (int v = 0; v < vecs; v++) {
             P("        ((%suint4 *)q%d)[", sp->global, j);
             if (vecs == 1)
-                P("iv");
+                P("%s", bc ? "ov" : "iv");
             else
-                P("iv * %d + %d", vecs, v);
+                P("%s * %d + %d", bc ? "ov" : "iv", vecs, v);
             P("] = %sw%d[%d], w%d[%d], w%d[%d], w%d[%d]);\n", sp->make_uint4, b, 4 * v, b, 4 * v + 1, b, 4 * v + 2, b,
               4 * v + 3);
         }
     }
     P("    }\n");
+    if (bc) {   /* the launch rule gives b64 whole vectors only */
+        P("}\n\n");
+        goto done;
+    }
     /* the last n % W elements, one per thread */
     P("    for (%s i = nvec * %d + tid; i < n; i += nth) {\n", t.IX, W);
     if (ki->coords)
@@ -1227,6 +1260,7 @@ static void emit_ew_contig(E *e, bool w64)
         P(";\n");
     }
     P("    }\n}\n\n");
+done:
     if (kf_sb_failed(&x) || kf_sb_failed(&y))
         e->o->oom = true;
     kf_sb_free(&x);
@@ -1840,11 +1874,13 @@ static void emit_kernel(E *e)
     if (k->kind == KF_KERNEL_EW) {
         /* the 32-bit variants only where they save 64-bit division (abi.c) */
         if (ki->coords)
-            emit_ew_contig(e, false);
-        emit_ew_contig(e, true);
+            emit_ew_contig(e, KF_CG_C32);
+        emit_ew_contig(e, KF_CG_C64);
         if (ki->R >= 2)
             emit_ew_strided(e, false);
         emit_ew_strided(e, true);
+        if (ki->bsplit)
+            emit_ew_contig(e, KF_CG_B64);
     } else {
         emit_red_seq(e);
         emit_red_tile(e);

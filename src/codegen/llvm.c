@@ -2103,16 +2103,17 @@ static bool kernel_caps_ok(L *l)
     return true;
 }
 
-/* The 32-bit variants are the 64-bit ones under a second name: on a CPU the
- * index width saves nothing worth a second copy of the loop. */
-static void alias_variant(L *l, kf_cg_variant v32, kf_cg_variant v64)
+/* Variant 'alias' as variant 'of' under a second name: on a CPU the 32-bit
+ * variants save nothing worth a second copy of the loop (nor b64 over the
+ * strided loop, and the CPU launch rule never picks it). */
+static void alias_variant(L *l, kf_cg_variant alias, kf_cg_variant of)
 {
-    char n32[KF_CG_NAME_MAX], n64[KF_CG_NAME_MAX];
-    snprintf(n32, sizeof n32, "%s_%s", l->ki->prefix, kf_cg_variant_name(v32));
-    snprintf(n64, sizeof n64, "%s_%s", l->ki->prefix, kf_cg_variant_name(v64));
-    LLVMValueRef f = LLVMGetNamedFunction(l->m, n64);
+    char na[KF_CG_NAME_MAX], nf[KF_CG_NAME_MAX];
+    snprintf(na, sizeof na, "%s_%s", l->ki->prefix, kf_cg_variant_name(alias));
+    snprintf(nf, sizeof nf, "%s_%s", l->ki->prefix, kf_cg_variant_name(of));
+    LLVMValueRef f = LLVMGetNamedFunction(l->m, nf);
     if (f)
-        LLVMAddAlias2(l->m, LLVMGlobalGetValueType(f), 0, f, n32);
+        LLVMAddAlias2(l->m, LLVMGlobalGetValueType(f), 0, f, na);
 }
 
 static void emit_kernel(L *l)
@@ -2130,6 +2131,8 @@ static void emit_kernel(L *l)
             alias_variant(l, KF_CG_C32, KF_CG_C64);
         if (ki->R >= 2)
             alias_variant(l, KF_CG_S32, KF_CG_S64);
+        if (ki->bsplit)
+            alias_variant(l, KF_CG_B64, KF_CG_S64);
     } else {
         emit_red_seq(l, body);
         emit_red_tile(l, body);
