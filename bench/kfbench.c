@@ -180,8 +180,10 @@ static kf_status replicate(kf_buffer *b, size_t stride, int nsets)
     return s;
 }
 
-/* Host inputs, device buffers with as many rotated sets as ROTATE_BYTES
- * asks for (within the memory cap).  Returns false with why[] filled. */
+/* Host inputs, device buffers with as many rotated input sets as
+ * ROTATE_BYTES asks for (within the memory cap), and one set of outputs
+ * that every run writes, as the peers' allocators give theirs a recycled
+ * block.  Returns false with why[] filled. */
 static bool row_prepare(bench *b, const kf_graph *g, int64_t N, row *r, char *why, size_t wlen)
 {
     memset(r, 0, sizeof *r);
@@ -210,19 +212,20 @@ static bool row_prepare(bench *b, const kf_graph *g, int64_t N, row *r, char *wh
         set += r->istride[i];
         r->bytes += (double)nbytes(a);
     }
+    size_t outs = 0;
     for (int j = 0; j < r->nout; j++) {
         r->out[j] = node_shape(g, g->outputs[j], r->symval);
         r->ostride[j] = round_up(nbytes(&r->out[j]), 256);
-        set += r->ostride[j];
+        outs += r->ostride[j];
         r->bytes += (double)nbytes(&r->out[j]);
     }
-    size_t want = (ROTATE_BYTES + set - 1) / set;
+    size_t want = set ? (ROTATE_BYTES + set - 1) / set : 1;
     r->nsets = (int)(want < (size_t)MAX_REPS ? want : MAX_REPS);
-    if ((size_t)r->nsets * set > b->mem_cap)
-        r->nsets = (int)(b->mem_cap / set);
+    if ((size_t)r->nsets * set + outs > b->mem_cap)
+        r->nsets = set ? (int)((b->mem_cap - (outs < b->mem_cap ? outs : b->mem_cap)) / set) : 1;
     if (r->nsets < 1) {
-        snprintf(why, wlen, "one set of arrays (%.2f GiB) does not fit the %.2f GiB allowed", set / 1073741824.0,
-                 b->mem_cap / 1073741824.0);
+        snprintf(why, wlen, "one set of arrays (%.2f GiB) does not fit the %.2f GiB allowed",
+                 (double)(set + outs) / 1073741824.0, b->mem_cap / 1073741824.0);
         return false;
     }
     for (int i = 0; i < r->nin; i++) {
@@ -236,7 +239,7 @@ static bool row_prepare(bench *b, const kf_graph *g, int64_t N, row *r, char *wh
         r->iv[r->narr++] = kf_view_dense(r->ib[i], 0, a->dtype, a->rank, a->shape);
     }
     for (int j = 0; j < r->nout; j++) {
-        if (kf_buffer_alloc(b->ctx, r->ostride[j] * (size_t)r->nsets, &r->ob[j]) != KF_OK)
+        if (kf_buffer_alloc(b->ctx, r->ostride[j], &r->ob[j]) != KF_OK)
             goto device;
         r->ov[j] = kf_view_dense(r->ob[j], 0, r->out[j].dtype, r->out[j].rank, r->out[j].shape);
     }
@@ -261,10 +264,8 @@ static kf_status row_run(bench *b, kf_program *p, row *r, int k)
         iv[a].offset = (size_t)k * r->istride[i];
         a++;
     }
-    for (int j = 0; j < r->nout; j++) {
+    for (int j = 0; j < r->nout; j++)
         ov[j] = r->ov[j];
-        ov[j].offset = (size_t)k * r->ostride[j];
-    }
     return kf_run(p, b->st, iv, r->narr, r->scalars, r->nsc, ov, r->nout);
 }
 
