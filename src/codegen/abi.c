@@ -697,10 +697,11 @@ static uint64_t outer_steps(const kf_cg_kabi *a, const int64_t *meta)
     return T;
 }
 
-/* Does a call fit b64: every buffer read or written at the iteration point
- * row-major contiguous and 16-byte aligned, except that the KF_CG_BUF_LEAD
- * args have stride 0 on dims 0..bsplit-1 (contiguous on the rest), and
- * the inner dims a whole number of vectors. */
+/* Does a call fit b64 (which the kernel has: bsplit > 0): every buffer
+ * read or written at the iteration point row-major contiguous and 16-byte
+ * aligned, except that the KF_CG_BUF_LEAD args have stride 0 on dims
+ * 0..bsplit-1 (contiguous on the rest), and the inner dims a whole number
+ * of vectors. */
 static bool b64_fits(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs)
 {
     int R = a->rank, nb = a->nargs + a->nouts, s = a->bsplit;
@@ -733,7 +734,7 @@ void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_varian
     memset(out, 0, sizeof *out);
     if (a->kind == KF_KERNEL_EW) {
         uint64_t n = (uint64_t)meta[0];
-        if (n == 0 || v > KF_CG_B64 || (v == KF_CG_B64 && !(a->bsplit && b64_fits(a, meta, NULL))))
+        if (n == 0 || v > KF_CG_B64 || (v == KF_CG_B64 && !b64_fits(a, meta, NULL)))
             return;
         uint64_t threads = (v == KF_CG_C32 || v == KF_CG_C64) ? (n + (uint64_t)a->vecw - 1) / (uint64_t)a->vecw : n;
         if (v == KF_CG_B64) {   /* every step of the outer dims, a block per 256 vectors of the inner ones */
@@ -799,7 +800,7 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
                        uint32_t grid_override, kf_cg_launches *out)
 {
     kf_cg_variant v = kf_cg_pick_variant(a, meta, addrs);
-    if (gpu && (v == KF_CG_S32 || v == KF_CG_S64) && a->bsplit && b64_fits(a, meta, addrs))
+    if (gpu && (v == KF_CG_S32 || v == KF_CG_S64) && b64_fits(a, meta, addrs))
         v = KF_CG_B64;
     v = spread_small(a, meta, v, compute_units, gpu);
     kf_cg_launch_variant(a, meta, v, compute_units, gpu, grid_override, out);

@@ -1107,6 +1107,7 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
     const kf_kernel *k = ki->k;
     const kf_cg_spell *sp = e->sp;
     bool bc = var == KF_CG_B64;
+    const char *out_v = bc ? "ov" : "iv";   /* the outputs' vector index */
     ix t = ix_of(e, var != KF_CG_C32);
     int W = ki->vecw;
     entry_head(e, var);
@@ -1160,7 +1161,7 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
         int32_t n = isarg ? k->args[b] : k->outs[b - k->nargs];
         int s = (int)kf_dtype_size(dt(e, n));
         int words = W * s / 4, vecs = words / 4;
-        const char *vi = bc && !ki->bcast_lead[b] ? "ov" : "iv";
+        const char *vi = bc && !ki->bcast_lead[b] ? "ov" : "iv";   /* this buffer's vector */
         if (isarg) {
             P("        %s w%d[%d];\n", U32(e), b, words);
             for (int v = 0; v < vecs; v++) {
@@ -1182,7 +1183,7 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
         P("%s\n", unroll);
     P("        for (int l = 0; l < %d; l++) {\n", W);
     if (ki->coords) {
-        P("            const %s i = %s * %d + (%s)l;\n", t.IX, bc ? "ov" : "iv", W, t.IX);
+        P("            const %s i = %s * %d + (%s)l;\n", t.IX, out_v, W, t.IX);
         coords_linear(e, t, "i", "            ");
     }
     for (int b = 0; b < k->nargs; b++) {
@@ -1225,42 +1226,41 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
         for (int v = 0; v < vecs; v++) {
             P("        ((%suint4 *)q%d)[", sp->global, j);
             if (vecs == 1)
-                P("%s", bc ? "ov" : "iv");
+                P("%s", out_v);
             else
-                P("%s * %d + %d", bc ? "ov" : "iv", vecs, v);
+                P("%s * %d + %d", out_v, vecs, v);
             P("] = %sw%d[%d], w%d[%d], w%d[%d], w%d[%d]);\n", sp->make_uint4, b, 4 * v, b, 4 * v + 1, b, 4 * v + 2, b,
               4 * v + 3);
         }
     }
     P("    }\n");
-    if (bc) {   /* the launch rule gives b64 whole vectors only */
-        P("}\n\n");
-        goto done;
+    /* the last n % W elements, one per thread (b64 has whole vectors only:
+     * its launch rule) */
+    if (!bc) {
+        P("    for (%s i = nvec * %d + tid; i < n; i += nth) {\n", t.IX, W);
+        if (ki->coords)
+            coords_linear(e, t, "i", "        ");
+        for (int b = 0; b < k->nargs; b++) {
+            if (!ki->arg_ew[b] || ki->bcast_all[b])
+                continue;
+            kf_sb_reset(&x);
+            kf_sb_printf(&x, "p%d[i]", b);
+            P("        const %s x%d = ", CT(e, dt(e, k->args[b])), b);
+            load_conv(e, e->o, dt(e, k->args[b]), kf_sb_str(&x));
+            P(";\n");
+        }
+        sinks_decl(e, "        ");
+        body_call(e, "        ");
+        for (int j = 0; j < k->nouts; j++) {
+            char r[16];
+            kf_snprintf(r, sizeof r, "r%d", j);
+            P("        q%d[i] = ", j);
+            store_conv(e, e->o, dt(e, k->outs[j]), r);
+            P(";\n");
+        }
+        P("    }\n");
     }
-    /* the last n % W elements, one per thread */
-    P("    for (%s i = nvec * %d + tid; i < n; i += nth) {\n", t.IX, W);
-    if (ki->coords)
-        coords_linear(e, t, "i", "        ");
-    for (int b = 0; b < k->nargs; b++) {
-        if (!ki->arg_ew[b] || ki->bcast_all[b])
-            continue;
-        kf_sb_reset(&x);
-        kf_sb_printf(&x, "p%d[i]", b);
-        P("        const %s x%d = ", CT(e, dt(e, k->args[b])), b);
-        load_conv(e, e->o, dt(e, k->args[b]), kf_sb_str(&x));
-        P(";\n");
-    }
-    sinks_decl(e, "        ");
-    body_call(e, "        ");
-    for (int j = 0; j < k->nouts; j++) {
-        char r[16];
-        kf_snprintf(r, sizeof r, "r%d", j);
-        P("        q%d[i] = ", j);
-        store_conv(e, e->o, dt(e, k->outs[j]), r);
-        P(";\n");
-    }
-    P("    }\n}\n\n");
-done:
+    P("}\n\n");
     if (kf_sb_failed(&x) || kf_sb_failed(&y))
         e->o->oom = true;
     kf_sb_free(&x);
