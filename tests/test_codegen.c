@@ -1417,6 +1417,7 @@ static const runopt runs_random[] = {
 };
 static const runopt runs_short[] = {
     { 0, 0, -1 }, { 1, 3, KF_CG_S32 }, { 2, 2, KF_CG_SEQ }, { 0, 1, KF_CG_TILE }, { 1, 0, KF_CG_WARP },
+    { 0, 2, KF_CG_B64 },
 };
 /* the per-dtype graphs: the picked variant only (sizes small and mid reach
  * both reduction paths); every distinct entry launched costs a JIT on PoCL */

@@ -46,7 +46,7 @@ typedef struct kf_cg_spell {
     const char *sincos[2];
     bool sincos_returns_sin;
     bool split_trig;                /* f32 sin, cos, tan, sincos through kf_<f> wrappers (emit.c, helper_trig) */
-    const char *half_helpers;       /* definitions of kf_h2f and kf_f2h */
+    const char *h2f, *f2h;          /* definitions of kf_h2f and kf_f2h (f16 <-> f32) */
     bool fp64_needs_cap;            /* f64 needs kf_cg_caps.fp64 */
     bool fp16_needs_cap;            /* f16 needs kf_cg_caps.fp16 */
 } kf_cg_spell;

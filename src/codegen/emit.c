@@ -73,8 +73,6 @@ static void use(E *e, int h)
         e->used |= 1ull << H_BF2F | 1ull << H_F2BF;
     if (h == H_RTO_I64)
         e->used |= 1ull << H_RTO_U64;
-    if (h == H_F2H)
-        e->used |= 1ull << H_H2F;   /* one block defines both */
 }
 
 /* Weighted ops above which the body is a real call (compile time and code
@@ -1957,14 +1955,18 @@ static void emit_helpers(E *e, kf_strbuf *o)
     const kf_cg_spell *sp = e->sp;
     const char *U16 = ST(e, KF_U16), *U = U32(e);
     for (int h = 0; h < H_COUNT; h++) {
-        if (!(e->used & (1ull << h)) || h == H_F2H)
+        if (!(e->used & (1ull << h)))
             continue;
         /* guards let several modules share one compilation unit */
         kf_sb_printf(o, "#ifndef KF_HELPER_%d\n#define KF_HELPER_%d\n", h, h);
         switch (h) {
         case H_H2F:
-            kf_sb_puts(o, "/* f16 <-> f32, round to nearest even */\n");
-            kf_sb_puts(o, sp->half_helpers);
+            kf_sb_puts(o, "/* f16 -> f32 */\n");
+            kf_sb_puts(o, sp->h2f);
+            break;
+        case H_F2H:
+            kf_sb_puts(o, "/* f32 -> f16, round to nearest even */\n");
+            kf_sb_puts(o, sp->f2h);
             break;
         case H_BF2F:
             kf_sb_printf(o, "/* bf16 <-> f32: the top half of an f32; round to nearest even, NaN stays quiet */\n");

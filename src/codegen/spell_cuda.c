@@ -72,13 +72,14 @@ const kf_cg_spell kf_cg_spell_cuda = {
         [KF_OP_COPYSIGN] = { "copysignf", "copysign" },
         [KF_OP_FMA] = { "fmaf", "fma" },
     },
-    .half_helpers =
+    .h2f =
         "static __device__ __forceinline__ float kf_h2f(unsigned short h)\n"
         "{\n"
         "    float f;\n"
         "    asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h));\n"
         "    return f;\n"
-        "}\n"
+        "}\n",
+    .f2h =
         "static __device__ __forceinline__ unsigned short kf_f2h(float f)\n"
         "{\n"
         "    unsigned short h;\n"

@@ -73,11 +73,12 @@ const kf_cg_spell kf_cg_spell_opencl = {
     },
     /* vload_half/vstore_half are core OpenCL; kfuse still asks for
      * cl_khr_fp16 before it emits f16 (DESIGN: half only where reported). */
-    .half_helpers =
+    .h2f =
         "static inline float kf_h2f(ushort h)\n"
         "{\n"
         "    return vload_half(0, (const half *)&h);\n"
-        "}\n"
+        "}\n",
+    .f2h =
         "static inline ushort kf_f2h(float f)\n"
         "{\n"
         "    ushort h;\n"
