@@ -219,11 +219,12 @@ static bool row_prepare(bench *b, const kf_graph *g, int64_t N, row *r, char *wh
         outs += r->ostride[j];
         r->bytes += (double)nbytes(&r->out[j]);
     }
+    size_t room = b->mem_cap > outs ? b->mem_cap - outs : 0; /* for the input sets */
     size_t want = set ? (ROTATE_BYTES + set - 1) / set : 1;
+    if (set && want > room / set)
+        want = room / set;
     r->nsets = (int)(want < (size_t)MAX_REPS ? want : MAX_REPS);
-    if ((size_t)r->nsets * set + outs > b->mem_cap)
-        r->nsets = set ? (int)((b->mem_cap - (outs < b->mem_cap ? outs : b->mem_cap)) / set) : 1;
-    if (r->nsets < 1) {
+    if (r->nsets < 1 || outs > b->mem_cap) {
         snprintf(why, wlen, "one set of arrays (%.2f GiB) does not fit the %.2f GiB allowed",
                  (double)(set + outs) / 1073741824.0, b->mem_cap / 1073741824.0);
         return false;
