@@ -628,6 +628,30 @@ static bool red_contiguous(const kf_cg_kabi *a, const int64_t *meta)
     return true;
 }
 
+/* Are buffer b's strides row-major over the iteration shape (wherever a
+ * dim is not 1), but 0 on dims 0..zero_below-1? */
+static bool row_major(const kf_cg_kabi *a, const int64_t *meta, int b, int zero_below)
+{
+    int R = a->rank;
+    const int64_t *shape = meta + 1, *row = meta + 1 + R + b * R;
+    int64_t c = 1;
+    for (int d = R - 1; d >= 0; d--) {
+        if (shape[d] > 1 && row[d] != (d < zero_below ? 0 : c))
+            return false;
+        c *= shape[d];
+    }
+    return true;
+}
+
+/* Is buffer b's element [0...] 16-byte aligned (addrs: see
+ * kf_cg_pick_variant)? */
+static bool vec_aligned(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int b)
+{
+    int R = a->rank, nb = a->nargs + a->nouts;
+    uint64_t addr = (addrs ? addrs[b] : 0) + (uint64_t)meta[1 + R + nb * R + b] * a->buf_size[b];
+    return addr % KF_CG_VEC_BYTES == 0;
+}
+
 kf_cg_variant kf_cg_pick_variant(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs)
 {
     if (a->kind == KF_KERNEL_REDUCE) {
@@ -645,7 +669,6 @@ kf_cg_variant kf_cg_pick_variant(const kf_cg_kabi *a, const int64_t *meta, const
             continue;
         const int64_t *row = meta + 1 + R + b * R;
         uint64_t span = 0;
-        int64_t c = 1;
         for (int d = R - 1; d >= 0; d--) {
             if (shape[d] > 1) {
                 uint64_t s = (uint64_t)(row[d] < 0 ? -row[d] : row[d]);
@@ -654,16 +677,10 @@ kf_cg_variant kf_cg_pick_variant(const kf_cg_kabi *a, const int64_t *meta, const
                     small = false;
                 else
                     span += s * e;
-                if (row[d] != c)
-                    contig = false;
             }
-            c *= shape[d];
         }
-        if (!(a->buf_flags[b] & KF_CG_BUF_BCAST)) {
-            uint64_t addr = (addrs ? addrs[b] : 0) + (uint64_t)meta[1 + R + nb * R + b] * a->buf_size[b];
-            if (addr % KF_CG_VEC_BYTES != 0)
-                contig = false;
-        }
+        if (!row_major(a, meta, b, 0) || (!(a->buf_flags[b] & KF_CG_BUF_BCAST) && !vec_aligned(a, meta, addrs, b)))
+            contig = false;
     }
     if (contig)
         return small && a->has_c32 ? KF_CG_C32 : KF_CG_C64;
@@ -704,25 +721,13 @@ static uint64_t outer_steps(const kf_cg_kabi *a, const int64_t *meta)
  * of vectors. */
 static bool b64_fits(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs)
 {
-    int R = a->rank, nb = a->nargs + a->nouts, s = a->bsplit;
-    const int64_t *shape = meta + 1;
-    uint64_t T = outer_steps(a, meta);
-    if (!s || meta[0] <= 0 || ((uint64_t)meta[0] / T) % (uint64_t)a->vecw != 0)
+    if (!a->bsplit || meta[0] <= 0 || ((uint64_t)meta[0] / outer_steps(a, meta)) % (uint64_t)a->vecw != 0)
         return false;
-    for (int b = 0; b < nb; b++) {
-        if (!(a->buf_flags[b] & KF_CG_BUF_EW) || (a->buf_flags[b] & KF_CG_BUF_BCAST))
+    for (int b = 0; b < a->nargs + a->nouts; b++) {
+        uint8_t f = a->buf_flags[b];
+        if (!(f & KF_CG_BUF_EW) || (f & KF_CG_BUF_BCAST))
             continue;
-        bool lead = a->buf_flags[b] & KF_CG_BUF_LEAD;
-        const int64_t *row = meta + 1 + R + b * R;
-        int64_t c = 1;
-        for (int d = R - 1; d >= 0; d--) {
-            bool zero = lead && d < s;
-            if (shape[d] > 1 && row[d] != (zero ? 0 : c))
-                return false;
-            c *= shape[d];
-        }
-        uint64_t addr = (addrs ? addrs[b] : 0) + (uint64_t)meta[1 + R + nb * R + b] * a->buf_size[b];
-        if (addr % KF_CG_VEC_BYTES != 0)
+        if (!row_major(a, meta, b, (f & KF_CG_BUF_LEAD) ? a->bsplit : 0) || !vec_aligned(a, meta, addrs, b))
             return false;
     }
     return true;
