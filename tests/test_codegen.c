@@ -1171,6 +1171,18 @@ static void test_abi(void)
         meta[5] = (int64_t)1 << 40;
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_S64);
     }
+    c = find_case("bcastone");
+    if (a && c) {   /* x[n,4] with b[1] and c[1,1], broadcast on every dim: read once, so contiguous */
+        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);
+        CHECK((a->buf_flags[1] & KF_CG_BUF_BCAST) && (a->buf_flags[2] & KF_CG_BUF_BCAST) && !a->bsplit);
+        int64_t sym[4] = { 10, 10, 10, 10 };
+        CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, NULL, meta, err, sizeof err), KF_OK);
+        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_C64);
+        uint64_t addrs[4] = { 0x1000, 0x2004, 0x3008, 0x4000 };   /* b and c anywhere */
+        CHECK(kf_cg_pick_variant(a, meta, addrs) == KF_CG_C64);
+        addrs[0] = 0x1004;                                         /* x not: strided, 32-bit (rank 2) */
+        CHECK(a->has_s32 && kf_cg_pick_variant(a, meta, addrs) == KF_CG_S32);
+    }
     c = find_case("rows");
     if (a && c) {   /* f32[m,n] -> max, argmax, sum over axis 1 */
         CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);

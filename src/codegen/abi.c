@@ -679,7 +679,8 @@ kf_cg_variant kf_cg_pick_variant(const kf_cg_kabi *a, const int64_t *meta, const
                     span += s * e;
             }
         }
-        if (!row_major(a, meta, b, 0) || (!(a->buf_flags[b] & KF_CG_BUF_BCAST) && !vec_aligned(a, meta, addrs, b)))
+        /* a buffer broadcast on every dim is read once, before the loop */
+        if (!(a->buf_flags[b] & KF_CG_BUF_BCAST) && (!row_major(a, meta, b, 0) || !vec_aligned(a, meta, addrs, b)))
             contig = false;
     }
     if (contig)
