@@ -438,7 +438,10 @@ KF_API int kf_program_num_kernels(const kf_program *p);
  * in - the caller frees that buffer.  Symbols are bound from the input
  * shapes; every mismatch (dtype, rank, a symbol bound to two sizes, a literal
  * dim, a view outside its buffer, a buffer from another context) is an error
- * naming the input, symbol and both sizes, found before anything is queued. */
+ * naming the input, symbol and both sizes, found before anything is queued.
+ * On a GPU an elementwise kernel takes a thread per element (or vector of
+ * up to 16 bytes): one needing more than 2^31 - 1 blocks of 256 threads
+ * (about 2^39 elements) is KF_ERR_LIMIT, also before anything is queued. */
 KF_API kf_status kf_run(kf_program *p, kf_stream *s, const kf_view *inputs, int ninputs,
                         const void *const *scalars, int nscalars, kf_view *outputs, int noutputs);
 

@@ -193,10 +193,13 @@ static kf_status cu_fail(const kf_cu_api *a, kf_rt_err *err, CUresult r, const c
  * as the reference interpreter's does; no --use_fast_math, ever;
  * C++17 dialect.  No include path: generated code includes no headers (the
  * toolkit's headers need not exist where kfuse runs; NVRTC 13 has no
- * built-in cuda_fp16.h). */
+ * built-in cuda_fp16.h).  -DKF_ONE_PASS: every launch here comes from
+ * kf_cg_launch_rule with gpu set, whose elementwise grids cover the space,
+ * so the elementwise loops run once (docs/codegen.md). */
 
 #define KF_NVRTC_OPT1 "-default-device"
 #define KF_NVRTC_OPT2 "--fmad=false" /* a*b+c rounds twice, as the interpreter does */
+#define KF_NVRTC_OPT3 "-DKF_ONE_PASS"
 #define KF_NVRTC_PROGRAM "kfuse.cu"
 
 void kf_rt_cuda_compiler_id(char *buf, size_t len)
@@ -206,7 +209,7 @@ void kf_rt_cuda_compiler_id(char *buf, size_t len)
         return;
     if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
         major = minor = 0;
-    snprintf(buf, len, "nvrtc %d.%d %s %s", major, minor, KF_NVRTC_OPT1, KF_NVRTC_OPT2);
+    snprintf(buf, len, "nvrtc %d.%d %s %s %s", major, minor, KF_NVRTC_OPT1, KF_NVRTC_OPT2, KF_NVRTC_OPT3);
 }
 
 /* Parse "sm_90", "sm_90a", "compute_100f": *num = 90, *ptx = compute_. */
@@ -292,7 +295,7 @@ kf_status kf_rt_cuda_compile_arch(const char *src, size_t len, const char *arch,
 
     char archopt[64];
     snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", arch);
-    const char *opts[] = { archopt, KF_NVRTC_OPT1, KF_NVRTC_OPT2 };
+    const char *opts[] = { archopt, KF_NVRTC_OPT1, KF_NVRTC_OPT2, KF_NVRTC_OPT3 };
 
     kf_status s = KF_OK;
     nvrtcProgram prog = NULL;

@@ -25,7 +25,10 @@
  *
  * Build options: "-cl-std=CL1.2", plus -cl-fp32-correctly-rounded-divide-sqrt
  * where the device offers it (CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT; without
- * it OpenCL allows 2.5 ulp for f32 division and 3 ulp for sqrt).  Never
+ * it OpenCL allows 2.5 ulp for f32 division and 3 ulp for sqrt), plus
+ * -DKF_ONE_PASS on a GPU, whose elementwise grids from kf_cg_launch_rule
+ * cover the space (docs/codegen.md); a CPU device keeps the grid-stride
+ * loops over its capped grid.  Never
  * -cl-fast-relaxed-math, -cl-mad-enable or -cl-denorms-are-zero: kfuse's
  * float semantics are IEEE unless the caller asks otherwise.  OpenCL C
  * contracts a*b+c into an fma by default; generated code that must not
@@ -392,8 +395,9 @@ static kf_status ocl_open(int index, void **dev, kf_device_info *info, kf_rt_err
     cl_device_fp_config sfp = 0;
     if (clGetDeviceInfo(f.device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof sfp, &sfp, NULL) != CL_SUCCESS)
         sfp = 0;
-    snprintf(d->build_options, sizeof d->build_options, "-cl-std=CL1.2%s",
-             (sfp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
+    snprintf(d->build_options, sizeof d->build_options, "-cl-std=CL1.2%s%s",
+             (sfp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) ? " -cl-fp32-correctly-rounded-divide-sqrt" : "",
+             f.gpu ? " -DKF_ONE_PASS" : "");
     ocl_compiler_id(d);
 
     memset(info, 0, sizeof *info);

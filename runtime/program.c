@@ -446,6 +446,12 @@ kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ni
             break;
         }
         kf_cg_launch_rule(&rk->abi, meta, NULL, ctx->info.compute_units, ctx->info.gpu, 0, &rs.launch[i]);
+        if (rs.launch[i].n == 0 && meta[0] > 0) {
+            s = kf_rt_fail(ctx, KF_ERR_LIMIT,
+                           "kf_run: graph '%s', kernel %d: %lld elements need more than 2^31 - 1 blocks of %d threads",
+                           g->name, i, (long long)meta[0], KF_CG_BLOCK);
+            break;
+        }
         if (rs.launch[i].scratch_bytes > rs.partial_bytes)
             rs.partial_bytes = rs.launch[i].scratch_bytes;
     }

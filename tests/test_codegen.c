@@ -3,10 +3,12 @@
  * each), and random graphs from randgraph: fuse, emit CUDA C and OpenCL C
  * (twice: identical bytes), compile with NVRTC (the corpus and the first
  * random graphs as cubin sm_80 and sm_90 and PTX compute_90, the per-dtype
- * graphs sm_80 and compute_90, the other random graphs sm_80) and on the
- * OpenCL device, and run on the OpenCL device against the reference
+ * graphs sm_80 and compute_90, the other random graphs sm_80; the cubins
+ * with -DKF_ONE_PASS, as the runtime builds them, the PTX without) and on
+ * the OpenCL device, and run on the OpenCL device against the reference
  * interpreter: every variant, several grid sizes and layouts must give the
- * same bits.  The x5 sources are golden files (KFUSE_GOLDEN_UPDATE=1
+ * same bits, and the corpus also built with -DKF_ONE_PASS and launched as
+ * on a GPU (covering grids, docs/codegen.md "One pass").  The x5 sources are golden files (KFUSE_GOLDEN_UPDATE=1
  * rewrites them).
  * Environment: KF_TEST_CG_RANDOM (random graphs, 300), KF_TEST_CG_RUN (of
  * them run on the device, 50), KF_TEST_CG_LIGHT=1 (less work: the sanitizer
@@ -376,7 +378,8 @@ static void nv_run(nvjob *j)
     j->r = (int)r;
     if (r != NVRTC_SUCCESS)
         return;
-    r = nvrtcCompileProgram(prog, 1, &j->opt);
+    const char *opts[2] = { j->opt, "-DKF_ONE_PASS" };   /* cubins as the runtime builds them */
+    r = nvrtcCompileProgram(prog, j->ptx ? 1 : 2, opts);
     j->r = (int)r;
     size_t ls = 0;
     nvrtcGetProgramLogSize(prog, &ls);
@@ -594,8 +597,9 @@ static void cl_close(void)
     D.ok = false;
 }
 
-/* Build src; NULL (with the log and the source around errors) on failure. */
-static cl_program cl_build(const char *src, const char *what)
+/* Build src (one_pass: with -DKF_ONE_PASS); NULL (with the log and the
+ * source around errors) on failure. */
+static cl_program cl_build(const char *src, const char *what, bool one_pass)
 {
     double t0 = now();
     cl_int e;
@@ -603,7 +607,9 @@ static cl_program cl_build(const char *src, const char *what)
     CHECK_MSG(e == CL_SUCCESS, "clCreateProgramWithSource %s: %d", what, e);
     if (e != CL_SUCCESS)
         return NULL;
-    e = clBuildProgram(p, 1, &D.d, D.opts, NULL, NULL);
+    char opts[sizeof D.opts + 16];
+    snprintf(opts, sizeof opts, "%s%s", D.opts, one_pass ? " -DKF_ONE_PASS" : "");
+    e = clBuildProgram(p, 1, &D.d, opts, NULL, NULL);
     if (e != CL_SUCCESS) {
         size_t ls = 0;
         clGetProgramBuildInfo(p, D.d, CL_PROGRAM_BUILD_LOG, 0, NULL, &ls);
@@ -641,6 +647,7 @@ typedef struct runopt {
     int layout;               /* 0 contiguous, 1 padded (stride x2, offset 1), 2 last dim reversed */
     uint32_t grid;            /* 0: the launch rule's */
     int force;                /* -1, or a variant to use where legal */
+    bool one_pass;            /* the KF_ONE_PASS build, launched as on a GPU (grid must be 0) */
 } runopt;
 
 static int64_t numel_of(int rank, const int64_t *shape)
@@ -748,6 +755,7 @@ static kf_cg_variant force_variant(const kf_cg_kabi *a, kf_cg_variant picked, in
 static bool cl_run(tcase *c, cl_program prog, const kf_host_array *inputs, const kf_rg_sizes *sz, const runopt *ro,
                    void **outputs, bool *index_error, uint64_t *seq_mask)
 {
+    bool gpu = ro->one_pass;
     const kf_plan *p = c->pl.plan;
     const kf_graph *g = p->g;
     bool ok = true;
@@ -805,13 +813,16 @@ static bool cl_run(tcase *c, cl_program prog, const kf_host_array *inputs, const
             ok = kf_cg_fill_meta(abi, p, symvals, arr, meta, msg, sizeof msg) == KF_OK;
         kf_cg_launches L = { 0 };
         if (ok) {
-            kf_cg_launch_rule(abi, meta, NULL, D.cu, false, ro->grid, &L);
+            kf_cg_launch_rule(abi, meta, NULL, D.cu, gpu, ro->grid, &L);
             if (L.n > 0) {
-                kf_cg_variant f = force_variant(abi, L.l[0].variant, ro->force);
+                /* legality from kf_cg_pick_variant's choice, before a GPU's
+                 * one element per thread for small calls and takes */
+                kf_cg_variant f = ro->force < 0 ? L.l[0].variant
+                                                : force_variant(abi, kf_cg_pick_variant(abi, meta, NULL), ro->force);
                 if (f != L.l[0].variant)
-                    kf_cg_launch_variant(abi, meta, f, D.cu, false, ro->grid, &L);
+                    kf_cg_launch_variant(abi, meta, f, D.cu, gpu, ro->grid, &L);
                 if (L.n == 0)   /* warp where an output has more than one tile, b64 where the layout does not fit */
-                    kf_cg_launch_rule(abi, meta, NULL, D.cu, false, ro->grid, &L);
+                    kf_cg_launch_rule(abi, meta, NULL, D.cu, gpu, ro->grid, &L);
             }
             if (L.n > 0 && L.l[0].variant == KF_CG_SEQ && k < 64)
                 *seq_mask |= 1ull << k;
@@ -1113,7 +1124,16 @@ static void test_abi(void)
         meta[0] = meta[1] = 4 * 256 * 131;
         kf_cg_launch_rule(a, meta, NULL, 132, false, 0, &L);   /* not on a CPU */
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
-        meta[0] = meta[1] = 100000000;
+        /* no covering grid within 2^31 - 1 blocks: none on a GPU (kf_run
+         * reports it), the capped loop elsewhere */
+        meta[0] = meta[1] = (int64_t)INT32_MAX * 256 * 4 + 4;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 0);
+        meta[0] = meta[1] -= 4;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].grid == INT32_MAX);
+        kf_cg_launch_rule(a, meta, NULL, 132, false, 0, &L);
+        CHECK(L.n == 1 && L.l[0].grid == 8 * 132);
         meta[0] = meta[1] = 0;
         kf_cg_launch_rule(a, meta, NULL, 4, false, 0, &L);
         CHECK(L.n == 0);
@@ -1276,6 +1296,14 @@ static void test_abi(void)
         CHECK(m == 1 + 1 + 4 + 4 + 2 && meta[m - 2] == 9 && meta[m - 1] == 3 && meta[2] == 0 && meta[6] == 5);
         /* the gathered source does not count; the iota makes c32 exist */
         CHECK(a->has_c32 && kf_cg_pick_variant(a, meta, NULL) == KF_CG_C32);
+        /* on a GPU a kernel that gathers runs one element per thread at any
+         * size; a CPU keeps the vectors */
+        meta[0] = meta[1] = (int64_t)1 << 26;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == (a->has_s32 ? KF_CG_S32 : KF_CG_S64) &&
+              L.l[0].grid == ((uint32_t)1 << 26) / 256);
+        kf_cg_launch_rule(a, meta, NULL, 132, false, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C32 && L.l[0].grid == 8 * 132);
     }
     free(a);
 }
@@ -1417,25 +1445,30 @@ static void build_cases(int random_count)
  * compare with the interpreter; runs must agree bit for bit among
  * themselves (variants, grid sizes, layouts). */
 /* Launch settings: every variant, grids of 1 to 7 blocks, padded and
- * reversed layouts, both reduction paths. */
+ * reversed layouts, both reduction paths; the corpus's (full and short)
+ * also the one-pass build with every EW variant. */
 static const runopt runs_full[] = {
-    { 0, 0, -1 }, { 0, 1, -1 }, { 0, 3, KF_CG_S32 }, { 0, 2, KF_CG_C64 }, { 0, 5, KF_CG_S64 },
-    { 1, 0, -1 }, { 2, 7, -1 }, { 0, 2, KF_CG_SEQ }, { 0, 0, KF_CG_TILE }, { 1, 3, KF_CG_WARP },
-    { 0, 0, KF_CG_B64 }, { 0, 3, KF_CG_B64 },
+    { 0, 0, -1, false },       { 0, 1, -1, false },        { 0, 3, KF_CG_S32, false }, { 0, 2, KF_CG_C64, false },
+    { 0, 5, KF_CG_S64, false }, { 1, 0, -1, false },       { 2, 7, -1, false },        { 0, 2, KF_CG_SEQ, false },
+    { 0, 0, KF_CG_TILE, false }, { 1, 3, KF_CG_WARP, false }, { 0, 0, KF_CG_B64, false }, { 0, 3, KF_CG_B64, false },
+    { 0, 0, KF_CG_C64, true }, { 2, 0, KF_CG_S32, true },  { 0, 0, KF_CG_B64, true },  { 1, 0, -1, true },
 };
 static const runopt runs_random[] = {
-    { 0, 0, -1 }, { 0, 1, -1 }, { 0, 3, KF_CG_S32 }, { 1, 0, -1 }, { 2, 7, -1 }, { 0, 2, KF_CG_SEQ }, { 0, 0, KF_CG_TILE },
-    { 0, 2, KF_CG_WARP }, { 0, 2, KF_CG_B64 },
+    { 0, 0, -1, false },        { 0, 1, -1, false },        { 0, 3, KF_CG_S32, false },
+    { 1, 0, -1, false },        { 2, 7, -1, false },        { 0, 2, KF_CG_SEQ, false },
+    { 0, 0, KF_CG_TILE, false }, { 0, 2, KF_CG_WARP, false }, { 0, 2, KF_CG_B64, false },
 };
 static const runopt runs_short[] = {
-    { 0, 0, -1 }, { 1, 3, KF_CG_S32 }, { 2, 2, KF_CG_SEQ }, { 0, 1, KF_CG_TILE }, { 1, 0, KF_CG_WARP },
-    { 0, 2, KF_CG_B64 },
+    { 0, 0, -1, false },        { 1, 3, KF_CG_S32, false }, { 2, 2, KF_CG_SEQ, false }, { 0, 1, KF_CG_TILE, false },
+    { 1, 0, KF_CG_WARP, false }, { 0, 2, KF_CG_B64, false }, { 0, 0, KF_CG_C64, true },  { 0, 0, KF_CG_B64, true },
 };
 /* the per-dtype graphs: the picked variant only (sizes small and mid reach
  * both reduction paths); every distinct entry launched costs a JIT on PoCL */
-static const runopt runs_one[] = { { 0, 0, -1 } };
+static const runopt runs_one[] = { { 0, 0, -1, false } };
 
-static void run_case(tcase *c, cl_program prog, const kf_rg_sizes *sz, uint64_t seed, const runopt *runs, int nruns)
+/* progs: the build without and with KF_ONE_PASS (runopt.one_pass picks;
+ * NULL where not built). */
+static void run_case(tcase *c, cl_program *progs, const kf_rg_sizes *sz, uint64_t seed, const runopt *runs, int nruns)
 {
     int ni = kf_graph_num_inputs(c->g), no = kf_graph_num_outputs(c->g);
     kf_host_array *in = calloc((size_t)ni + 1, sizeof *in), *ref = calloc((size_t)no + 1, sizeof *ref);
@@ -1455,7 +1488,8 @@ static void run_case(tcase *c, cl_program prog, const kf_rg_sizes *sz, uint64_t 
         bool ierr = false;
         uint64_t seq = 0;
         double t0 = now();
-        bool ok = cl_run(c, prog, in, sz, &runs[r], got, &ierr, &seq);
+        cl_program prog = progs[runs[r].one_pass];
+        bool ok = prog && cl_run(c, prog, in, sz, &runs[r], got, &ierr, &seq);
         ocl_run_seconds += now() - t0;
         CHECK_MSG(ok, "%s: run %d failed", c->name, r);
         if (!ok)
@@ -1597,7 +1631,14 @@ int main(void)
         if (first_built > ncases)
             first_built = ncases;
         int group = env_int("KF_TEST_CG_GROUP", 1 << 20);
-        cl_program prog = NULL;
+        cl_program prog = NULL, one_pass = NULL;   /* the corpus with -DKF_ONE_PASS */
+        kf_strbuf cs = KF_STRBUF_INIT;
+        for (int i = 0; i < ncorpus; i++)
+            if (cases[i].ocl && cases[i].run && (!cases[i].uses_f64 || D.caps.fp64))
+                kf_sb_puts(&cs, cases[i].ocl);
+        if (cs.len)
+            one_pass = cl_build(kf_sb_str(&cs), "the corpus, one pass", true);
+        kf_sb_free(&cs);
         for (int i = 0; i < ncases && i < first_built; i++) {
             tcase *c = &cases[i];
             if (!c->ocl || !c->run)
@@ -1613,32 +1654,35 @@ int main(void)
                 for (int j = i; j < ncases && j < to; j++)
                     if (cases[j].ocl && (cases[j].run || to >= first_built))
                         kf_sb_puts(&gs, cases[j].ocl);
-                prog = cl_build(kf_sb_str(&gs), c->name);
+                prog = cl_build(kf_sb_str(&gs), c->name, false);
                 kf_sb_free(&gs);
             }
             if (!prog)
                 continue;
+            cl_program progs[2] = { prog, one_pass };
             int nfull = (int)(sizeof runs_full / sizeof runs_full[0]), nshort = (int)(sizeof runs_short / sizeof runs_short[0]);
             if (i < ncorpus) {
-                run_case(c, prog, &small, 1 + (uint64_t)i, light ? runs_short : runs_full, light ? nshort : nfull);
+                run_case(c, progs, &small, 1 + (uint64_t)i, light ? runs_short : runs_full, light ? nshort : nfull);
                 if (!light)
-                    run_case(c, prog, &mid, 2 + (uint64_t)i, runs_full, nfull);
-                run_case(c, prog, &big, 3 + (uint64_t)i, runs_short, nshort);
+                    run_case(c, progs, &mid, 2 + (uint64_t)i, runs_full, nfull);
+                run_case(c, progs, &big, 3 + (uint64_t)i, runs_short, nshort);
             } else if (i < ncorpus + nops_cases) {
                 if (!light) {
-                    run_case(c, prog, &small, 1 + (uint64_t)i, runs_one, 1);
-                    run_case(c, prog, &mid, 2 + (uint64_t)i, runs_one, 1);
+                    run_case(c, progs, &small, 1 + (uint64_t)i, runs_one, 1);
+                    run_case(c, progs, &mid, 2 + (uint64_t)i, runs_one, 1);
                 }
             } else {
                 uint64_t h = (uint64_t)i * 2654435761u;
                 kf_rg_sizes sz = { (int64_t)(h % 13), (int64_t)(1 + (h >> 8) % 9), (int64_t)(1 + (h >> 16) % 6) };
-                run_case(c, prog, &sz, 4 + (uint64_t)i, runs_random, (int)(sizeof runs_random / sizeof runs_random[0]));
+                run_case(c, progs, &sz, 4 + (uint64_t)i, runs_random, (int)(sizeof runs_random / sizeof runs_random[0]));
             }
             if (getenv("KF_TEST_CG_TIMES"))
                 printf("  %-16s %.2fs\n", c->name, now() - tc);
         }
         if (prog)
             clReleaseProgram(prog);
+        if (one_pass)
+            clReleaseProgram(one_pass);
         printf("OpenCL build: %.2fs\n", ocl_build_seconds);
         printf("OpenCL runs: %.2fs (%d b64 launches)\n", ocl_run_seconds, b64_launches);
         CHECK_MSG(b64_launches > 0, "no case ran the b64 variant");

@@ -693,7 +693,8 @@ kf_cg_variant kf_cg_pick_variant(const kf_cg_kabi *a, const int64_t *meta, const
  * (capped).  On a GPU an elementwise kernel is not capped: a thread with
  * one vector to load issues it at once, where a grid-stride loop loads,
  * computes and stores each in turn (x5 of 2^28 floats on an H200: 0.92 of
- * copy capped, 1.00 not). */
+ * copy capped, 1.00 not), and the GPU builds (KF_ONE_PASS) rely on that
+ * grid covering the space. */
 static uint32_t grid_for(uint64_t items, uint64_t per_block, int cu, bool capped, uint32_t override)
 {
     if (override)
@@ -747,6 +748,8 @@ void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_varian
             uint64_t T = outer_steps(a, meta), vecs = n / T / (uint64_t)a->vecw;
             threads = T * ((vecs + KF_CG_BLOCK - 1) / KF_CG_BLOCK) * KF_CG_BLOCK;
         }
+        if (gpu && (threads + KF_CG_BLOCK - 1) / KF_CG_BLOCK > INT32_MAX)
+            return;   /* no covering grid within CUDA's 2^31 - 1 blocks */
         out->n = 1;
         out->l[0] = (kf_cg_launch){ v, "", grid_for(threads, KF_CG_BLOCK, compute_units, !gpu, grid_override), KF_CG_BLOCK };
     } else {
@@ -785,19 +788,24 @@ void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_varian
         out->l[i].entry = a->entry[out->l[i].variant];
 }
 
-/* On a GPU, a contiguous call whose vectors would fill fewer blocks than
- * the device has compute units runs one element per thread instead (the
- * strided variant, same results): vecw times the threads, each with a
- * vecw times shorter chain.  On an H200 at 2^12 and 2^16 elements:
- * gather_boxplus 7.7 -> 5.4 and 8.1 -> 6.1 us, the 40-op chain 5.5 -> 4.8
- * us, memory-bound kernels unchanged; from 2^20, where vectors fill the
- * device, x5 loses 13% one element per thread, so it stops there. */
-static kf_cg_variant spread_small(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int cu, bool gpu)
+/* On a GPU a contiguous call runs one element per thread instead (the
+ * strided variant, same results) in two cases:
+ * - its vectors would fill fewer blocks than the device has compute units:
+ *   vecw times the threads, each with a vecw times shorter chain.  On an
+ *   H200 at 2^12 and 2^16 elements: gather_boxplus 7.7 -> 5.4 and 8.1 ->
+ *   6.1 us, the 40-op chain 5.5 -> 4.8 us, memory-bound kernels unchanged;
+ *   from 2^20, where vectors fill the device, x5 loses 13% one element per
+ *   thread, so this stops there;
+ * - the kernel gathers (take): a gathered load waits on a scattered read,
+ *   and more threads keep more of them in flight.  gather_boxplus (f64) on
+ *   an H100, one pass: 28 registers against 48 and a spill with vectors of
+ *   4, and 19 against 24 us at 2^20, 773 against 825 us at 2^26. */
+static kf_cg_variant per_element(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int cu, bool gpu)
 {
-    if (!gpu || cu <= 0 || (v != KF_CG_C32 && v != KF_CG_C64))
+    if (!gpu || (v != KF_CG_C32 && v != KF_CG_C64))
         return v;
     uint64_t vecs = ((uint64_t)meta[0] + (uint64_t)a->vecw - 1) / (uint64_t)a->vecw; /* threads, as launched */
-    if ((vecs + KF_CG_BLOCK - 1) / KF_CG_BLOCK >= (uint64_t)cu)
+    if (!a->ntake && (cu <= 0 || (vecs + KF_CG_BLOCK - 1) / KF_CG_BLOCK >= (uint64_t)cu))
         return v;
     return v == KF_CG_C32 && a->has_s32 ? KF_CG_S32 : KF_CG_S64;
 }
@@ -808,6 +816,6 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
     kf_cg_variant v = kf_cg_pick_variant(a, meta, addrs);
     if (gpu && (v == KF_CG_S32 || v == KF_CG_S64) && b64_fits(a, meta, addrs))
         v = KF_CG_B64;
-    v = spread_small(a, meta, v, compute_units, gpu);
+    v = per_element(a, meta, v, compute_units, gpu);
     kf_cg_launch_variant(a, meta, v, compute_units, gpu, grid_override, out);
 }

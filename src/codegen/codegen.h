@@ -17,6 +17,9 @@
  * grid of blocks of exactly KF_CG_BLOCK threads (OpenCL: local size
  * KF_CG_BLOCK, global size grid * KF_CG_BLOCK) and loops grid-stride, so any
  * grid of at least one block is correct; kf_cg_launch_rule picks the grid.
+ * Built with KF_ONE_PASS defined, the elementwise loops run at most once:
+ * then only a grid that covers the space (kf_cg_launch_rule with gpu set
+ * and no grid_override) is correct (docs/codegen.md, "One pass").
  *
  * Parameters, in this order, identical for every variant of a kernel:
  *   1. one device pointer per k->args[i]   (CUDA: const T *__restrict__,
@@ -224,14 +227,15 @@ typedef struct kf_cg_launches {
  * grids sized to the device (compute_units: SMs or OpenCL compute units,
  * <= 0 when unknown; gpu: a device that schedules blocks in hardware, where
  * an elementwise kernel gets a block per 256 threads' worth of elements
- * instead of a grid-stride loop over a capped grid, a contiguous call too
- * small to give every compute unit a block of vectors runs the strided
- * variant, one element per thread, and a strided call that fits b64 runs
- * b64: args broadcast on the leading bsplit dims, every other buffer
- * row-major contiguous and 16-byte aligned, the other dims a whole number
- * of vectors) and the scratch size.
+ * instead of a grid-stride loop over a capped grid (n = 0 for one that
+ * would need more than 2^31 - 1 blocks), a contiguous call too small to
+ * give every compute unit a block of vectors, or of a kernel with a take,
+ * runs the strided variant, one element per thread, and a strided call
+ * that fits b64 runs b64: args broadcast on the leading bsplit dims, every
+ * other buffer row-major contiguous and 16-byte aligned, the other dims a
+ * whole number of vectors) and the scratch size.
  * grid_override > 0 forces the grid of every launch (tests: results must
- * not change). */
+ * not change, in a build without KF_ONE_PASS). */
 void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units, bool gpu,
                        uint32_t grid_override, kf_cg_launches *out);
 

@@ -21,7 +21,8 @@ enum {
     H_RTO_F64, H_RTO_U64, H_RTO_I64,
     H_F2I,  /* + prec * 8 + int index */
     H_TRIG = H_F2I + 16, /* + TRIG_*: f32 sin, cos, tan, sincos with the long path out of line */
-    H_COUNT = H_TRIG + 4
+    H_NEXT = H_TRIG + 4, /* KF_NEXT, the step of the elementwise loops */
+    H_COUNT
 };
 
 /* CUDA's f32 sin, cos and tan reduce an argument of 105615 or more with
@@ -1011,11 +1012,26 @@ static void ew_stores(E *e, const char *ind)
     kf_sb_free(&a);
 }
 
-static void grid_loop_vars(E *e, ix t)
+/* nth (threads in the grid) and tid (this thread's index).  one_pass: for
+ * the elementwise loops, which step with KF_NEXT and need no nth when
+ * KF_ONE_PASS is defined. */
+static void grid_loop_vars(E *e, ix t, bool one_pass)
 {
     const kf_cg_spell *sp = e->sp;
+    if (one_pass)
+        P("#ifndef KF_ONE_PASS\n");
     P("    const %s nth = (%s)%s * (%s)%s;\n", t.IX, t.IX, sp->gdim, t.IX, sp->bdim);
+    if (one_pass)
+        P("#endif\n");
     P("    const %s tid = (%s)%s * (%s)%s + (%s)%s;\n", t.IX, t.IX, sp->bid, t.IX, sp->bdim, t.IX, sp->lid);
+}
+
+/* The head of an elementwise loop over var = start, start + step, ... <
+ * end: grid-stride, or at most one pass with KF_ONE_PASS (H_NEXT). */
+static void ew_loop(E *e, ix t, const char *var, const char *start, const char *end, const char *step)
+{
+    use(e, H_NEXT);
+    P("    for (%s %s = %s; %s < %s; %s = KF_NEXT(%s, %s, %s)) {\n", t.IX, var, start, var, end, var, var, step, end);
 }
 
 static void emit_ew_strided(E *e, bool w64)
@@ -1029,8 +1045,8 @@ static void emit_ew_strided(E *e, bool w64)
     dims_decl(e, t, coord_dims(e, all));
     strides_decl(e, t, true);
     bcast_loads(e);
-    grid_loop_vars(e, t);
-    P("    for (%s i = tid; i < n; i += nth) {\n", t.IX);
+    grid_loop_vars(e, t, true);
+    ew_loop(e, t, "i", "tid", "n", "nth");
     coords_from(e, t, all, "i", "t", "        ");
     loads(e, "        ", true);
     sinks_decl(e, "        ");
@@ -1144,13 +1160,20 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
     bcast_loads(e);
     kf_strbuf x = KF_STRBUF_INIT, y = KF_STRBUF_INIT;
     if (bc) {
-        P("    for (%s w = (%s)%s; w < nblk; w += (%s)%s) {\n", t.IX, t.IX, sp->bid, t.IX, sp->gdim);
+        kf_strbuf b = KF_STRBUF_INIT, g = KF_STRBUF_INIT;
+        kf_sb_printf(&b, "(%s)%s", t.IX, sp->bid);
+        kf_sb_printf(&g, "(%s)%s", t.IX, sp->gdim);
+        ew_loop(e, t, "w", kf_sb_str(&b), "nblk", kf_sb_str(&g));
+        if (kf_sb_failed(&b) || kf_sb_failed(&g))
+            e->o->oom = true;
+        kf_sb_free(&b);
+        kf_sb_free(&g);
         P("        const %s iv = w / T * %d + (%s)%s;\n", t.IX, KF_CG_BLOCK, t.IX, sp->lid);
         P("        if (iv >= nvec)\n            continue;\n");
         P("        const %s ov = w %% T * nvec + iv;\n", t.IX);
     } else {
-        grid_loop_vars(e, t);
-        P("    for (%s iv = tid; iv < nvec; iv += nth) {\n", t.IX);
+        grid_loop_vars(e, t, true);
+        ew_loop(e, t, "iv", "tid", "nvec", "nth");
     }
     for (int b = 0; b < ki->nb; b++) {
         bool isarg = b < k->nargs;
@@ -1235,7 +1258,9 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
     /* the last n % W elements, one per thread (b64 has whole vectors only:
      * its launch rule) */
     if (!bc) {
-        P("    for (%s i = nvec * %d + tid; i < n; i += nth) {\n", t.IX, W);
+        char start[48];
+        kf_snprintf(start, sizeof start, "nvec * %d + tid", W);
+        ew_loop(e, t, "i", start, "n", "nth");
         if (ki->coords)
             coords_linear(e, t, "i", "        ");
         for (int b = 0; b < k->nargs; b++) {
@@ -1481,7 +1506,7 @@ static void emit_red_seq(E *e)
     ix t = ix_of(e, true);
     entry_head(e, KF_CG_SEQ);
     red_prologue(e, t, true);
-    grid_loop_vars(e, t);
+    grid_loop_vars(e, t, false);
     P("    for (%s o = tid; o < M; o += nth) {\n", t.IX);
     coords_from(e, t, kept_mask(e), "o", "t", "        ");
     red_decl(e, "        ");
@@ -2016,6 +2041,13 @@ static void emit_helpers(E *e, kf_strbuf *o)
         case H_FMAX32: case H_FMAX64: helper_fminmax(e, o, h - H_FMAX32, false); break;
         case H_TRIG + TRIG_SIN: case H_TRIG + TRIG_COS: case H_TRIG + TRIG_TAN: case H_TRIG + TRIG_SINCOS:
             helper_trig(e, o, h - H_TRIG);
+            break;
+        case H_NEXT:
+            kf_sb_puts(o, "/* The step of the elementwise loops: one grid further, or the end when\n"
+                          " * KF_ONE_PASS promises a grid that covers the space (docs/codegen.md):\n"
+                          " * each loop then runs at most once and keeps no state across the body. */\n"
+                          "#ifdef KF_ONE_PASS\n#define KF_NEXT(i, step, end) (end)\n#else\n"
+                          "#define KF_NEXT(i, step, end) ((i) + (step))\n#endif\n");
             break;
         default: {
             int i = h - H_F2I, p = i / 8, ii = i % 8;

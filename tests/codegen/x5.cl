@@ -2,6 +2,18 @@
  * Kernel ABI: docs/codegen.md.  Do not edit: regenerate. */
 #pragma OPENCL FP_CONTRACT OFF
 
+#ifndef KF_HELPER_33
+#define KF_HELPER_33
+/* The step of the elementwise loops: one grid further, or the end when
+ * KF_ONE_PASS promises a grid that covers the space (docs/codegen.md):
+ * each loop then runs at most once and keeps no state across the body. */
+#ifdef KF_ONE_PASS
+#define KF_NEXT(i, step, end) (end)
+#else
+#define KF_NEXT(i, step, end) ((i) + (step))
+#endif
+#endif
+
 /* == kernel 0 of x5: elementwise over [n], 4 nodes ==
  * arg 0: x f32[n]
  * out 0: y f32[n]
@@ -32,9 +44,11 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void x5_k0_d5aae514_c6
     __global float *q0 = o0 + m.v[5];
     const ulong n = (ulong)m.v[0];
     const ulong nvec = n / 4; /* steps of 4 elements */
+#ifndef KF_ONE_PASS
     const ulong nth = (ulong)get_num_groups(0) * (ulong)get_local_size(0);
+#endif
     const ulong tid = (ulong)get_group_id(0) * (ulong)get_local_size(0) + (ulong)get_local_id(0);
-    for (ulong iv = tid; iv < nvec; iv += nth) {
+    for (ulong iv = tid; iv < nvec; iv = KF_NEXT(iv, nth, nvec)) {
         uint w0[4];
         {
             const uint4 u = ((__global const uint4 *)p0)[iv];
@@ -53,7 +67,7 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void x5_k0_d5aae514_c6
         }
         ((__global uint4 *)q0)[iv] = (uint4)(w1[0], w1[1], w1[2], w1[3]);
     }
-    for (ulong i = nvec * 4 + tid; i < n; i += nth) {
+    for (ulong i = nvec * 4 + tid; i < n; i = KF_NEXT(i, nth, n)) {
         const float x0 = p0[i];
         float r0;
         x5_k0_d5aae514_body(x0, &r0);
@@ -70,9 +84,11 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void x5_k0_d5aae514_s6
     const ulong n = (ulong)m.v[0];
     const long st0_0 = (long)m.v[2];
     const long st1_0 = (long)m.v[3];
+#ifndef KF_ONE_PASS
     const ulong nth = (ulong)get_num_groups(0) * (ulong)get_local_size(0);
+#endif
     const ulong tid = (ulong)get_group_id(0) * (ulong)get_local_size(0) + (ulong)get_local_id(0);
-    for (ulong i = tid; i < n; i += nth) {
+    for (ulong i = tid; i < n; i = KF_NEXT(i, nth, n)) {
         ulong t = i;
         const long c0 = (long)t;
         const float x0 = p0[c0 * st0_0];
