@@ -1160,14 +1160,10 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
     bcast_loads(e);
     kf_strbuf x = KF_STRBUF_INIT, y = KF_STRBUF_INIT;
     if (bc) {
-        kf_strbuf b = KF_STRBUF_INIT, g = KF_STRBUF_INIT;
-        kf_sb_printf(&b, "(%s)%s", t.IX, sp->bid);
-        kf_sb_printf(&g, "(%s)%s", t.IX, sp->gdim);
-        ew_loop(e, t, "w", kf_sb_str(&b), "nblk", kf_sb_str(&g));
-        if (kf_sb_failed(&b) || kf_sb_failed(&g))
-            e->o->oom = true;
-        kf_sb_free(&b);
-        kf_sb_free(&g);
+        char bid[64], gdim[64];
+        kf_snprintf(bid, sizeof bid, "(%s)%s", t.IX, sp->bid);
+        kf_snprintf(gdim, sizeof gdim, "(%s)%s", t.IX, sp->gdim);
+        ew_loop(e, t, "w", bid, "nblk", gdim);
         P("        const %s iv = w / T * %d + (%s)%s;\n", t.IX, KF_CG_BLOCK, t.IX, sp->lid);
         P("        if (iv >= nvec)\n            continue;\n");
         P("        const %s ov = w %% T * nvec + iv;\n", t.IX);
