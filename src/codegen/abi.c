@@ -735,13 +735,15 @@ static bool b64_fits(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *a
     return true;
 }
 
-void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int compute_units, bool gpu,
-                          uint32_t grid_override, kf_cg_launches *out)
+/* kf_cg_launch_variant for a v whose layout conditions the caller has
+ * checked (b64_fits for b64). */
+static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int compute_units, bool gpu,
+                     uint32_t grid_override, kf_cg_launches *out)
 {
     memset(out, 0, sizeof *out);
     if (a->kind == KF_KERNEL_EW) {
         uint64_t n = (uint64_t)meta[0];
-        if (n == 0 || v > KF_CG_B64 || (v == KF_CG_B64 && !b64_fits(a, meta, NULL)))
+        if (n == 0 || v > KF_CG_B64)
             return;
         uint64_t threads = (v == KF_CG_C32 || v == KF_CG_C64) ? (n + (uint64_t)a->vecw - 1) / (uint64_t)a->vecw : n;
         if (v == KF_CG_B64) {   /* every step of the outer dims, a block per 256 vectors of the inner ones */
@@ -788,6 +790,15 @@ void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_varian
         out->l[i].entry = a->entry[out->l[i].variant];
 }
 
+void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int compute_units, bool gpu,
+                          uint32_t grid_override, kf_cg_launches *out)
+{
+    if (v == KF_CG_B64 && !b64_fits(a, meta, NULL))
+        memset(out, 0, sizeof *out);
+    else
+        launches(a, meta, v, compute_units, gpu, grid_override, out);
+}
+
 /* On a GPU a contiguous call runs one element per thread instead (the
  * strided variant, same results) in two cases:
  * - its vectors would fill fewer blocks than the device has compute units:
@@ -817,5 +828,5 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
     if (gpu && (v == KF_CG_S32 || v == KF_CG_S64) && b64_fits(a, meta, addrs))
         v = KF_CG_B64;
     v = per_element(a, meta, v, compute_units, gpu);
-    kf_cg_launch_variant(a, meta, v, compute_units, gpu, grid_override, out);
+    launches(a, meta, v, compute_units, gpu, grid_override, out);   /* b64 only where it fits, above */
 }
