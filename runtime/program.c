@@ -380,17 +380,23 @@ kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ni
     if (g->nsyms > 64)
         return kf_rt_fail(ctx, KF_ERR_UNSUPPORTED, "kf_run: more than 64 symbols");
 
+    if (noutputs > 256)
+        return kf_rt_fail(ctx, KF_ERR_UNSUPPORTED, "kf_run: more than 256 outputs");
+
+    /* Only what this run uses is initialised (kf_rt_bind_inputs sets the
+     * graph's symbols): a cached call's host time is mostly memory touched. */
     run_state rs;
-    memset(&rs, 0, sizeof rs);
+    rs.meta = NULL;
+    rs.launch = NULL;
+    rs.stored_bytes = rs.partial_bytes = 0;
     run_mem mem;
     mem.used = 0;
     mem.nheap = 0;
     kf_status s = kf_rt_bind_inputs(ctx, g, inputs, ninputs, rs.symval);
     if (s != KF_OK)
         return s;
-    bool allocated[256] = { false };
-    if (noutputs > 256)
-        return kf_rt_fail(ctx, KF_ERR_UNSUPPORTED, "kf_run: more than 256 outputs");
+    bool allocated[256];
+    memset(allocated, 0, (size_t)noutputs * sizeof *allocated);
     kf_stream *st = kf_rt_stream(ctx, stream);
     bool capturing = atomic_load(&st->capture) != NULL;
     int bound = 0;
@@ -425,7 +431,8 @@ kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ni
         s = kf_rt_capture_use(st, p);
     for (int i = 0; s == KF_OK && i < ninputs + noutputs; i++)
         s = kf_rt_capture_use(st, i < ninputs ? inputs[i].buf : outputs[i - ninputs].buf);
-    char msg[512] = "";
+    char msg[512];
+    msg[0] = '\0';
     size_t moff = 0;
     for (int i = 0; s == KF_OK && i < p->nk; i++) {
         kf_rt_kernel *rk = &p->k[i];
