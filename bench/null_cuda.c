@@ -60,7 +60,7 @@ CUresult cuModuleUnload(CUmodule m) { (void)m; return CUDA_SUCCESS; }
 CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 {
     (void)m;
-    *f = (CUfunction)strdup(name); /* kept: a module is never unloaded twice here */
+    *f = (CUfunction)strdup(name); /* a handle of its own; never freed (a benchmark's short process) */
     return *f ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f)
