@@ -28,9 +28,9 @@
  * it OpenCL allows 2.5 ulp for f32 division and 3 ulp for sqrt), plus
  * -DKF_ONE_PASS on a GPU, whose elementwise grids from kf_cg_launch_rule
  * cover the space (docs/codegen.md); a CPU device keeps the grid-stride
- * loops over its capped grid.  Never
- * -cl-fast-relaxed-math, -cl-mad-enable or -cl-denorms-are-zero: kfuse's
- * float semantics are IEEE unless the caller asks otherwise.  OpenCL C
+ * loops over its capped grid.  Never -cl-fast-relaxed-math, -cl-mad-enable
+ * or -cl-denorms-are-zero: kfuse's float semantics are IEEE unless the
+ * caller asks otherwise.  OpenCL C
  * contracts a*b+c into an fma by default; generated code that must not
  * says "#pragma OPENCL FP_CONTRACT OFF" itself (the source is codegen's).
  *
