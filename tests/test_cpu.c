@@ -14,6 +14,7 @@
 #include "check.h"
 #include "codegen.h"
 #include "cpu.h"
+#include "gpu_order.h"
 #include "kfsample.h"
 #include "randgraph.h"
 #include "runtime.h"
@@ -549,54 +550,15 @@ static kf_program *compile_text(kf_context *ctx, const char *text)
     return p;
 }
 
-/* The f32 sum of x, one of M outputs of L elements, as the GPU kernels
- * combine it (docs/codegen.md, Determinism): seq up to 64 elements (unless
- * warp takes the rows, kf_cg_warp_sizes: callers' rows are contiguous),
- * else lanes j of 256 fold a chunk's elements j, j+256, ... (chunks of whole
- * tiles of 4096, kf_cg_red_chunks), a fixed tree per chunk, and the chunks
- * the same way. */
-static float gpu_order_sum(const float *x, int64_t L, int64_t M)
+/* The f32 sum of x, one of M outputs of L elements, in the GPU order. */
+static float gpu_order_sum_f32(const float *x, int64_t L, int64_t M)
 {
-    float acc = 0;
-    if (L <= KF_CG_SEQ_MAX && !kf_cg_warp_sizes((uint64_t)M, (uint64_t)L)) {
-        for (int64_t i = 0; i < L; i++)
-            acc += x[i];
-        return acc;
-    }
-    uint64_t nc, ce;
-    kf_cg_red_chunks((uint64_t)M, (uint64_t)L, &nc, &ce);
-    float *part = malloc((size_t)nc * sizeof *part), lane[256];
-    for (int64_t t = 0; part && t < (int64_t)nc; t++) {
-        for (int j = 0; j < 256; j++)
-            lane[j] = 0;
-        for (int64_t k = 0; k < (int64_t)ce; k += 256)
-            for (int j = 0; j < 256; j++) {
-                int64_t i = t * (int64_t)ce + k + j;
-                if (i < L)
-                    lane[j] += x[i];
-            }
-        for (int s = 128; s > 0; s >>= 1)
-            for (int j = 0; j < s; j++)
-                lane[j] += lane[j + s];
-        part[t] = lane[0];
-    }
-    if (!part) {
-        acc = NAN;
-    } else if (nc == 1) {
-        acc = part[0];
-    } else {
-        for (int j = 0; j < 256; j++) {
-            lane[j] = 0;
-            for (int64_t t = j; t < (int64_t)nc; t += 256)
-                lane[j] += part[t];
-        }
-        for (int s = 128; s > 0; s >>= 1)
-            for (int j = 0; j < s; j++)
-                lane[j] += lane[j + s];
-        acc = lane[0];
-    }
-    free(part);
-    return acc;
+    double *d = malloc((size_t)(L ? L : 1) * sizeof *d);
+    for (int64_t i = 0; d && i < L; i++)
+        d[i] = x[i];
+    float s = d ? (float)gpu_order_sum(d, L, M, true) : NAN;
+    free(d);
+    return s;
 }
 
 /* Reductions: the same bits on 1, 2 and 7 threads, equal to the GPU order. */
@@ -637,7 +599,7 @@ static void test_determinism(void)
             memcpy(&sum, got, 4);
             if (th == 7) {
                 memcpy(first, got, sizeof got);
-                float want = gpu_order_sum(x, L, 1);
+                float want = gpu_order_sum_f32(x, L, 1);
                 CHECK_MSG(memcmp(&sum, &want, 4) == 0, "sum of %lld: %a, the GPU order gives %a", (long long)L, sum,
                           want);
             } else {
@@ -660,7 +622,7 @@ static void test_determinism(void)
             float *t = run1(ctx, rows, KF_F32, x, 2, rshapes[c], (size_t)mm * 4, &sync);
             int bad = 0;
             for (int64_t r = 0; t && r < mm; r++) {
-                float want = gpu_order_sum(x + r * kk, kk, mm);
+                float want = gpu_order_sum_f32(x + r * kk, kk, mm);
                 bad += memcmp(&t[r], &want, 4) != 0;
             }
             CHECK_MSG(t && bad == 0, "%d row sums of [%lld,%lld] differ from the GPU order on %d threads", bad,
@@ -682,7 +644,7 @@ static void test_determinism(void)
             for (int64_t j = 0; t && j < kk; j++) {
                 for (int64_t i = 0; i < mm; i++)
                     col[i] = x[i * kk + j];
-                float want = gpu_order_sum(col, mm, kk);
+                float want = gpu_order_sum_f32(col, mm, kk);
                 bad += memcmp(&t[j], &want, 4) != 0;
             }
             CHECK_MSG(t && bad == 0, "%d of %lld column sums of [%lld,%lld] differ from the GPU order on %d threads",

@@ -4,6 +4,8 @@
  * outputs are poisoned first so an unwritten element fails.  Plus the
  * error paths of the C API.  Usage: test_runtime [FILE.kir...] */
 #include "check.h"
+#include "codegen.h"
+#include "gpu_order.h"
 #include "kfsample.h"
 #include "randgraph.h"
 #include "runtime.h"
@@ -294,6 +296,127 @@ static kf_graph *x5_graph(kf_dtype t)
     return g;
 }
 
+/* -- Reduction order ---------------------------------------------------------------------
+ * Float row sums give exactly the bits of the GPU order (gpu_order.h) on
+ * every backend, whichever loads the kernels use: 16-byte vectors where
+ * each group of 4 reduced elements is aligned and contiguous, element by
+ * element where a row length, offset or row stride breaks that. */
+
+typedef struct order_case {
+    int64_t M, L;
+    int64_t off[2];   /* elements before the first, per input */
+    int64_t rs;       /* row stride in elements (0: L) */
+} order_case;
+
+/* Random values on a scale where the order of additions shows. */
+static double order_value(uint64_t *h, int64_t i)
+{
+    *h ^= *h << 13, *h ^= *h >> 7, *h ^= *h << 17;
+    return ((double)(*h >> 11) / 9007199254740992.0 * 2 - 1) * (double)(1 + i % 997);
+}
+
+static void order_run(kf_context *ctx, kf_program *p, kf_dtype t, int nin, const order_case *c, uint64_t seed)
+{
+    bool f32 = t == KF_F32;
+    size_t es = kf_dtype_size(t);
+    int64_t rs = c->rs ? c->rs : c->L, shape[2] = { c->M, c->L };
+    kf_view in[2], out;
+    memset(&out, 0, sizeof out);
+    double *rowv = malloc((size_t)c->L * sizeof *rowv), *host[2] = { NULL, NULL };
+    uint64_t h = seed;
+    bool ok = rowv != NULL;
+    for (int a = 0; a < nin; a++) {
+        int64_t n = c->off[a] + c->M * rs;
+        char *buf = malloc((size_t)n * es);
+        host[a] = malloc((size_t)n * sizeof(double));
+        kf_buffer *b = NULL;
+        ok = ok && buf && host[a] && kf_buffer_alloc(ctx, (size_t)n * es, &b) == KF_OK;
+        for (int64_t i = 0; ok && i < n; i++) {
+            double v = order_value(&h, i);
+            float f = (float)v;
+            host[a][i] = f32 ? f : v;
+            memcpy(buf + i * (int64_t)es, f32 ? (const void *)&f : (const void *)&v, es);
+        }
+        ok = ok && kf_upload(b, 0, buf, (size_t)n * es, NULL) == KF_OK;
+        free(buf);
+        in[a] = kf_view_dense(b, (size_t)c->off[a] * es, t, 2, shape);
+        in[a].strides[0] = rs;
+    }
+    ok = ok && kf_run(p, NULL, in, nin, NULL, 0, &out, 1) == KF_OK && kf_stream_sync(ctx, NULL) == KF_OK;
+    CHECK_MSG(ok, "order [%lld, %lld]: %s", (long long)c->M, (long long)c->L, kf_context_error(ctx));
+    char *got = ok ? malloc((size_t)c->M * es) : NULL;
+    ok = got && kf_download(got, out.buf, 0, (size_t)c->M * es, NULL) == KF_OK;
+    int bad = 0;
+    for (int64_t r = 0; ok && r < c->M; r++) {
+        for (int64_t i = 0; i < c->L; i++) {
+            double v = host[0][c->off[0] + r * rs + i];
+            if (nin == 2)   /* the product, rounded to the dtype */
+                v = f32 ? (double)(float)(v * host[1][c->off[1] + r * rs + i]) : v * host[1][c->off[1] + r * rs + i];
+            rowv[i] = v;
+        }
+        double want = gpu_order_sum(rowv, c->L, c->M, f32);
+        float wf = (float)want;
+        bad += memcmp(got + r * (int64_t)es, f32 ? (const void *)&wf : (const void *)&want, es) != 0;
+    }
+    CHECK_MSG(ok && bad == 0, "%s %s of [%lld, %lld] (offsets %lld, %lld, row stride %lld): %d rows differ from the GPU order",
+              kf_dtype_name(t), nin == 2 ? "dot" : "sum", (long long)c->M, (long long)c->L, (long long)c->off[0],
+              (long long)c->off[1], (long long)rs, bad);
+    free(got);
+    for (int a = 0; a < nin; a++) {
+        kf_buffer_free(in[a].buf);
+        free(host[a]);
+    }
+    kf_buffer_free(out.buf);
+    free(rowv);
+}
+
+static kf_program *order_program(kf_context *ctx, const char *text)
+{
+    kf_module *m = NULL;
+    kf_program *p = NULL;
+    kf_status s = kf_module_parse(text, strlen(text), "order", NULL, &m);
+    if (s == KF_OK)
+        s = kf_compile(ctx, kf_module_graph(m, 0), &p);
+    CHECK_MSG(s == KF_OK, "order: %s", s == KF_OK ? "" : m ? kf_module_error(m) : kf_context_error(ctx));
+    kf_module_free(m);
+    return p;
+}
+
+static void test_fold_order(kf_context *ctx, bool fp64)
+{
+    static const order_case cases[] = {
+        { 1, 4096, { 0, 0 }, 0 },         /* tile, one tile as vectors */
+        { 1, 4098, { 0, 0 }, 0 },         /* L % 4: element by element */
+        { 1, 4100, { 0, 0 }, 0 },         /* a whole tile and a tail */
+        { 1, (1 << 20) + 4, { 0, 0 }, 0 },/* chunks, then comb */
+        { 1, 1 << 16, { 1, 0 }, 0 },      /* x misaligned */
+        { 1, 1 << 16, { 0, 3 }, 0 },      /* y misaligned */
+        { 37, 5000, { 0, 0 }, 0 },        /* rows of tiles */
+        { 1024, 1024, { 0, 0 }, 0 },      /* warp, whole rounds */
+        { 4100, 40, { 0, 0 }, 0 },        /* warp, part of a round */
+        { 1500, 1001, { 0, 0 }, 0 },      /* warp, L % 4 */
+        { 1024, 1020, { 0, 0 }, 1024 },   /* padded rows, aligned */
+        { 1024, 1024, { 0, 0 }, 1025 },   /* rows misaligned */
+        { 1024, 1024, { 2, 2 }, 0 },      /* 8-byte aligned only */
+    };
+    kf_program *sum = order_program(ctx, "kfuse 1\ngraph r(x: f32[m, k]) -> (t) {\n  t = sum x, axes=[1]\n}\n");
+    kf_program *dot = order_program(ctx, "kfuse 1\ngraph d(x: f32[m, k], y: f32[m, k]) -> (t) {\n  p = mul x, y\n"
+                                         "  t = sum p, axes=[1]\n}\n");
+    kf_program *sum64 =
+        fp64 ? order_program(ctx, "kfuse 1\ngraph r(x: f64[m, k]) -> (t) {\n  t = sum x, axes=[1]\n}\n") : NULL;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (sum)
+            order_run(ctx, sum, KF_F32, 1, &cases[i], 7 + i);
+        if (dot)
+            order_run(ctx, dot, KF_F32, 2, &cases[i], 70 + i);
+        if (sum64)
+            order_run(ctx, sum64, KF_F64, 1, &cases[i], 700 + i);
+    }
+    kf_program_free(sum);
+    kf_program_free(dot);
+    kf_program_free(sum64);
+}
+
 static void test_errors(kf_context *ctx, kf_context *other)
 {
     kf_graph *g = x5_graph(KF_F32);
@@ -538,6 +661,7 @@ static void test_backend(kf_backend b, int argc, char **argv)
            info.compute_units, info.fp64, info.fp16);
     test_errors(ctx, other);
     test_threads(ctx);
+    test_fold_order(ctx, info.fp64);
     if (argc > 1) {
         for (int i = 1; i < argc; i++)
             run_file(ctx, argv[i], 42);

@@ -118,6 +118,7 @@ typedef enum kf_cg_variant {
 enum {
     KF_CG_BLOCK = 256,        /* threads per block, every entry point */
     KF_CG_TILE_ELEMS = 4096, /* reduced elements per tile (16 per thread) */
+    KF_CG_RED_GROUP = 4,      /* tile, warp: a thread folds runs of this many consecutive reduced elements */
     KF_CG_SEQ_MAX = 64,       /* reduced length up to which seq is used */
     KF_CG_SEQ_OUTPUTS = 65536,/* ... or up to KF_CG_TILE_ELEMS when there are this many outputs */
     KF_CG_WARP_LANES = 32,    /* threads per output of warp (a CUDA warp) */

@@ -915,6 +915,15 @@ static void coords_from(E *e, ix t, uint8_t dims, const char *var, const char *t
     }
 }
 
+/* Mark the coordinates coords_from declared for 'dims' as read (a block
+ * that needs only some of them). */
+static void coords_void(E *e, uint8_t dims, const char *ind)
+{
+    for (int d = 0; d < e->ki->R; d++)
+        if ((dims & (1u << d)) && coord_used(e, d))
+            P("%s(void)c%d;\n", ind, d);
+}
+
 /* Loads of the args read at the iteration point (strided addressing). */
 static void loads(E *e, const char *ind, bool skip_bcast)
 {
@@ -1063,6 +1072,23 @@ static void lane_get(E *e, kf_strbuf *o, int s, const char *w)
     case 2: kf_sb_printf(o, "((%s[l >> 1] >> ((l & 1) * 16)) & 0xffffu)", w); break;
     case 4: kf_sb_printf(o, "%s[l]", w); break;
     default: kf_sb_printf(o, "(((%s)%s[2 * l + 1] << 32) | %s[2 * l])", U64(e), w, w); break;
+    }
+}
+
+/* Raw bits of element l (a run-time value) of a group of KF_CG_RED_GROUP
+ * elements of size s in words w[]: selects instead of an index, so that w
+ * stays in registers when the loop over l is not unrolled. */
+static void lane_sel(E *e, kf_strbuf *o, int s, const char *w)
+{
+    switch (s) {
+    case 1: kf_sb_printf(o, "((%s[0] >> (l * 8)) & 0xffu)", w); break;
+    case 2: kf_sb_printf(o, "(((l < 2 ? %s[0] : %s[1]) >> ((l & 1) * 16)) & 0xffffu)", w, w); break;
+    case 4: kf_sb_printf(o, "(l < 2 ? (l == 0 ? %s[0] : %s[1]) : (l == 2 ? %s[2] : %s[3]))", w, w, w, w); break;
+    default:
+        kf_sb_printf(o, "(((%s)(l < 2 ? (l == 0 ? %s[1] : %s[3]) : (l == 2 ? %s[5] : %s[7])) << 32) | "
+                        "(l < 2 ? (l == 0 ? %s[0] : %s[2]) : (l == 2 ? %s[4] : %s[6])))",
+                     U64(e), w, w, w, w, w, w, w, w);
+        break;
     }
 }
 
@@ -1497,6 +1523,192 @@ static void red_point(E *e, ix t, const char *ri, const char *slot, const char *
     ew_stores(e, ind);
 }
 
+/* The innermost reduced dim, along which a thread's groups of
+ * KF_CG_RED_GROUP reduced elements run; -1 when no dim is reduced (a
+ * reduction of one element: no vector loads). */
+static int red_inner(const E *e)
+{
+    int d = e->ki->R - 1;
+    while (d >= 0 && !(e->ki->k->axes & (1u << d)))
+        d--;
+    return d;
+}
+
+/* Is arg b read at each point (not loaded once)? */
+static bool point_arg(const E *e, int b) { return e->ki->arg_ew[b] && !e->ki->bcast_all[b]; }
+
+/* gvec: is every group of KF_CG_RED_GROUP reduced elements (starting at a
+ * multiple of it) the same run of consecutive elements in each arg read
+ * along the innermost reduced dim rd, aligned for one vector load (16
+ * bytes, 4 * size for smaller elements)?  Then tile and warp load groups
+ * as vectors; else element by element, in the same order.  Args
+ * broadcast on rd are read once per group. */
+static void vec_decl(E *e)
+{
+    const kf_kernel *k = e->ki->k;
+    int rd = red_inner(e), G = KF_CG_RED_GROUP;
+    P("    const int gvec = d%d %% %d == 0", rd, G);
+    for (int b = 0; b < k->nargs; b++) {
+        if (!point_arg(e, b) || !buf_dim(e, b, rd))
+            continue;
+        int s = (int)kf_dtype_size(dt(e, k->args[b])), bytes = G * s < KF_CG_VEC_BYTES ? G * s : KF_CG_VEC_BYTES;
+        P(" &&\n        st%d_%d == 1 && (%s)p%d %% %d == 0", b, rd, U64(e), b, bytes);
+        for (int d = 0; d < e->ki->R; d++)
+            if (d != rd && buf_dim(e, b, d))
+                P(" && (d%d == 1 || st%d_%d %% %d == 0)", d, b, d, bytes / s);
+    }
+    P(";\n");
+}
+
+/* 32-bit words of a group of arg b's elements. */
+static int group_words(const E *e, int b) { return KF_CG_RED_GROUP * (int)kf_dtype_size(dt(e, e->ki->k->args[b])) / 4; }
+
+/* Under gvec, the loads of groups of reduced elements: w<b>[n][words]
+ * (the raw bits of the group's elements of arg b) and y<b>[n] (args
+ * broadcast on the innermost reduced dim: their value at the group). */
+static void red_vdecl(E *e, int n, const char *ind)
+{
+    const kf_kernel *k = e->ki->k;
+    int rd = red_inner(e);
+    for (int b = 0; b < k->nargs; b++) {
+        if (!point_arg(e, b))
+            continue;
+        if (buf_dim(e, b, rd))
+            P("%s%s w%d[%d][%d];\n", ind, U32(e), b, n, group_words(e, b));
+        else
+            P("%s%s y%d[%d];\n", ind, CT(e, dt(e, k->args[b])), b, n);
+    }
+}
+
+/* Load the group at reduced index gi into slot 'at' of red_vdecl's arrays:
+ * each arg's elements as one vector load (two for 8-byte elements). */
+static void red_vload(E *e, ix t, const char *gi, const char *at, const char *ind)
+{
+    const kf_kernel *k = e->ki->k;
+    const kf_cg_spell *sp = e->sp;
+    int rd = red_inner(e);
+    char in[48];
+    kf_snprintf(in, sizeof in, "%s    ", ind);
+    P("%s{\n", ind);
+    coords_from(e, t, red_mask(e), gi, "u", in);
+    coords_void(e, red_mask(e), in);
+    kf_strbuf a = KF_STRBUF_INIT, x = KF_STRBUF_INIT;
+    for (int b = 0; b < k->nargs; b++) {
+        if (!point_arg(e, b))
+            continue;
+        kf_sb_reset(&a);
+        addr(e, &a, b);
+        if (!buf_dim(e, b, rd)) {
+            kf_sb_reset(&x);
+            kf_sb_printf(&x, "p%d[%s]", b, kf_sb_str(&a));
+            P("%sy%d[%s] = ", in, b, at);
+            load_conv(e, e->o, dt(e, k->args[b]), kf_sb_str(&x));
+            P(";\n");
+            continue;
+        }
+        int words = group_words(e, b);
+        const char *vt = words == 1 ? U32(e) : words == 2 ? "uint2" : "uint4";
+        for (int v = 0; v < (words + 3) / 4; v++) {
+            P("%s{\n%s    const %s v = ((%sconst %s *)(p%d + %s))[%d];\n", in, in, vt, sp->global, vt, b, kf_sb_str(&a), v);
+            if (words == 1)
+                P("%s    w%d[%s][0] = v;\n", in, b, at);
+            for (int c = 0; words > 1 && c < (words < 4 ? words : 4); c++)
+                P("%s    w%d[%s][%d] = v.%c;\n", in, b, at, 4 * v + c, "xyzw"[c]);
+            P("%s}\n", in);
+        }
+    }
+    P("%s}\n", ind);
+    if (kf_sb_failed(&a) || kf_sb_failed(&x))
+        e->o->oom = true;
+    kf_sb_free(&a);
+    kf_sb_free(&x);
+}
+
+/* The points gi, gi + 1, ... of a group loaded into slot 'at', in order,
+ * folded into slot (see red_fold_point); the loop over them unrolled or
+ * not. */
+static void red_vpoints(E *e, ix t, const char *gi, const char *at, const char *slot, bool unroll, const char *ind)
+{
+    const kf_cg_kinfo *ki = e->ki;
+    const kf_kernel *k = ki->k;
+    int rd = red_inner(e);
+    char in[48];
+    kf_snprintf(in, sizeof in, "%s    ", ind);
+    P("%s\n%sfor (int l = 0; l < %d; l++) {\n", unroll ? e->sp->unroll : e->sp->no_unroll, ind, KF_CG_RED_GROUP);
+    P("%sconst %s ri = %s + (%s)l;\n%s(void)ri; /* unread when no coordinate or index is */\n", in, t.IX, gi, t.IX,
+      in);
+    bool ew_out = false;
+    for (int j = 0; j < k->nouts; j++)
+        ew_out = ew_out || !is_red(e, k->outs[j]);
+    if (ew_out || (ki->coords & red_mask(e))) {
+        coords_from(e, t, red_mask(e), "ri", "u", in);
+        coords_void(e, red_mask(e), in);
+    }
+    kf_strbuf a = KF_STRBUF_INIT, x = KF_STRBUF_INIT;
+    for (int b = 0; b < k->nargs; b++) {
+        if (!point_arg(e, b))
+            continue;
+        kf_dtype ty = dt(e, k->args[b]);
+        if (!buf_dim(e, b, rd)) {
+            P("%sconst %s x%d = y%d[%s];\n", in, CT(e, ty), b, b, at);
+            continue;
+        }
+        char w[32];
+        kf_snprintf(w, sizeof w, "w%d[%s]", b, at);
+        kf_sb_reset(&a);
+        kf_sb_reset(&x);
+        lane_sel(e, &a, (int)kf_dtype_size(ty), w);
+        from_raw(e, &x, ty, kf_sb_str(&a));
+        P("%sconst %s x%d = %s;\n", in, CT(e, ty), b, kf_sb_str(&x));
+    }
+    sinks_decl(e, in);
+    body_call(e, in);
+    red_fold_point(e, "ri", slot, in);
+    ew_stores(e, in);
+    P("%s}\n", ind);
+    if (kf_sb_failed(&a) || kf_sb_failed(&x))
+        e->o->oom = true;
+    kf_sb_free(&a);
+    kf_sb_free(&x);
+}
+
+/* Under gvec, the groups v = 0 .. n - 1 of a round, at reduced index gi =
+ * base + (v * vstride + who) * KF_CG_RED_GROUP, those below lim, folded
+ * into the accumulators (slots: the warp's wa<j>[v]).  A batch's loads go
+ * out together, before its math: a guarded load would otherwise wait for
+ * the previous group's math; batches keep at most 64 words of loads in
+ * registers.  The points of a group are unrolled where the round's are
+ * few enough (KF_CG_UNROLL_MAX, compile time). */
+static void red_vbatches(E *e, ix t, int n, int vstride, const char *who, const char *lim, bool slots, const char *ind)
+{
+    const kf_kernel *k = e->ki->k;
+    bool unroll = n * KF_CG_RED_GROUP * (k->nnodes + e->ki->nb) <= KF_CG_UNROLL_MAX;
+    int words = 0, B = n;
+    for (int b = 0; b < k->nargs; b++)
+        if (point_arg(e, b))
+            words += buf_dim(e, b, red_inner(e)) ? group_words(e, b) : 1;
+    while (B > 1 && B * words > 64)
+        B /= 2;
+    char i1[48], i2[48], i3[48];
+    kf_snprintf(i1, sizeof i1, "%s    ", ind);
+    kf_snprintf(i2, sizeof i2, "%s        ", ind);
+    kf_snprintf(i3, sizeof i3, "%s            ", ind);
+    P("%s\n%sfor (int vb = 0; vb < %d; vb += %d) {\n", e->sp->unroll, ind, n, B);
+    red_vdecl(e, B, i1);
+    for (int pass = words ? 0 : 1; pass < 2; pass++) {   /* no loads without args read at the point */
+        P("%s\n%sfor (int vi = 0; vi < %d; vi++) {\n", e->sp->unroll, i1, B);
+        P("%sconst int vt = vb + vi;\n", i2);
+        P("%sconst %s gi = base + ((%s)vt * %d + %s) * %d;\n", i2, t.IX, t.IX, vstride, who, KF_CG_RED_GROUP);
+        P("%sif (gi < %s) {\n", i2, lim);
+        if (pass == 0)
+            red_vload(e, t, "gi", "vi", i3);
+        else
+            red_vpoints(e, t, "gi", "vi", slots ? "vt" : NULL, unroll, i3);
+        P("%s}\n%s}\n", i2, i1);
+    }
+    P("%s}\n", ind);
+}
+
 static void emit_red_seq(E *e)
 {
     ix t = ix_of(e, true);
@@ -1652,18 +1864,22 @@ static void block_reduce(E *e)
 }
 
 /* Pass 1 of a long reduction: block w does chunk w % nchunks of output
- * w / nchunks; thread lid folds the chunk's elements lid + 256 * i in order,
- * 16 loads in flight per step of a tile, then the block tree. */
+ * w / nchunks; in each tile of the chunk thread lid folds the groups of
+ * KF_CG_RED_GROUP elements starting at 4 * lid + 1024 * g, g = 0..3, in
+ * order (as vectors under gvec), then the block tree. */
 static void emit_red_tile(E *e)
 {
     const kf_cg_kinfo *ki = e->ki;
     const kf_kernel *k = ki->k;
     const kf_cg_spell *sp = e->sp;
     ix t = ix_of(e, true);
-    int per = KF_CG_TILE_ELEMS / KF_CG_BLOCK;
+    const int G = KF_CG_RED_GROUP, groups = KF_CG_TILE_ELEMS / (KF_CG_BLOCK * G);
     entry_head(e, KF_CG_TILE);
     shared_decl(e);
     red_prologue(e, t, true);
+    bool vec = red_inner(e) >= 0;
+    if (vec)
+        vec_decl(e);
     chunks_decl(e, t, true);
     P("    const %s lid = (%s)%s;\n", t.IX, t.IX, sp->lid);
     scratch_decl(e, t, true);
@@ -1674,18 +1890,28 @@ static void emit_red_tile(E *e)
     coords_from(e, t, kept_mask(e), "o", "t", "        ");
     red_decl(e, "        ");
     P("        for (%s base = r0; base < r1; base += %d) {\n", t.IX, KF_CG_TILE_ELEMS);
-    /* a whole tile without guards (the loads go out together), the last
-     * part of a chunk with them */
-    const char *unroll = per * (k->nnodes + ki->nb) <= KF_CG_UNROLL_MAX ? sp->unroll : "";
+    /* as vectors (guarded per group); else whole tiles without guards
+     * (the loads go out together), the last part of a chunk with them */
+    const char *unroll = KF_CG_TILE_ELEMS / KF_CG_BLOCK * (k->nnodes + ki->nb) <= KF_CG_UNROLL_MAX ? sp->unroll : "";
+    if (vec) {
+        P("            if (gvec) {\n");
+        red_vbatches(e, t, groups, KF_CG_BLOCK, "lid", "r1", false, "                ");
+    }
     for (int guard = 0; guard < 2; guard++) {
-        P(guard ? "            } else {\n" : "            if (base + %d <= r1) {\n", KF_CG_TILE_ELEMS);
+        P(guard ? "            } else {\n" : vec ? "            } else if (base + %d <= r1) {\n" : "            if (base + %d <= r1) {\n",
+          KF_CG_TILE_ELEMS);
         if (unroll[0])
             P("%s\n", unroll);
-        P("                for (int kk = 0; kk < %d; kk++) {\n", per);
-        P("                    const %s ri = base + (%s)kk * %d + lid;\n", t.IX, t.IX, KF_CG_BLOCK);
-        P(guard ? "                    if (ri < r1) {\n" : "                    (void)ri; /* unread when no coordinate is */\n");
-        red_point(e, t, "ri", NULL, guard ? "                        " : "                    ");
-        P(guard ? "                    }\n                }\n" : "                }\n");
+        P("                for (int g = 0; g < %d; g++) {\n", groups);
+        if (unroll[0])
+            P("%s\n", unroll);
+        P("                    for (int l = 0; l < %d; l++) {\n", G);
+        P("                        const %s ri = base + ((%s)g * %d + lid) * %d + (%s)l;\n", t.IX, t.IX, KF_CG_BLOCK, G,
+          t.IX);
+        P(guard ? "                        if (ri < r1) {\n"
+                : "                        (void)ri; /* unread when no coordinate is */\n");
+        red_point(e, t, "ri", NULL, guard ? "                            " : "                        ");
+        P(guard ? "                        }\n                    }\n                }\n" : "                    }\n                }\n");
     }
     P("            }\n        }\n");
     block_reduce(e);
@@ -1770,12 +1996,12 @@ static void lane_reduce(E *e)
 
 /* One group of 32 threads per output of at most one tile (KF_CG_TILE_ELEMS
  * elements), with the tile variant's bits: lane l keeps the accumulators of
- * the tile's threads l + 32 * v (v = 0..7) in registers, folds their
- * elements l + 32 * v + 256 * i in the same order (a group reads 32
- * neighbouring elements per load), runs the tree's steps 128, 64, 32 in
- * registers and 16 ... 1 across lanes.  The loop over outputs runs the same
- * trip count in the whole block (barriers of lane_reduce); loads are
- * guarded. */
+ * the tile's threads l + 32 * v (v = 0..7) in registers, folds their groups
+ * of KF_CG_RED_GROUP elements 4 * (l + 32 * v) + 1024 * i in the same order
+ * (a group's load of one vector per lane reads 512 neighbouring bytes of
+ * f32 under gvec), runs the tree's steps 128, 64, 32 in registers and
+ * 16 ... 1 across lanes.  The loop over outputs runs the same trip count in
+ * the whole block (barriers of lane_reduce); loads are guarded. */
 static void emit_red_warp(E *e)
 {
     const kf_cg_kinfo *ki = e->ki;
@@ -1783,10 +2009,14 @@ static void emit_red_warp(E *e)
     const kf_cg_spell *sp = e->sp;
     ix t = ix_of(e, true);
     const int W = KF_CG_WARP_LANES, V = KF_CG_BLOCK / KF_CG_WARP_LANES, G = KF_CG_BLOCK / KF_CG_WARP_LANES;
+    const int RG = KF_CG_RED_GROUP, round = KF_CG_BLOCK * RG;
     entry_head(e, KF_CG_WARP);
     if (!sp->shfl_down)
         shared_decl(e);
     red_prologue(e, t, true);
+    bool vec = red_inner(e) >= 0;
+    if (vec)
+        vec_decl(e);
     P("    const %s lid = (%s)%s, lane = lid %% %d;\n", t.IX, t.IX, sp->lid, W);
     P("    for (%s ob = (%s)%s * %d; ob < M; ob += (%s)%s * %d) {\n", t.IX, t.IX, sp->bid, G, t.IX, sp->gdim, G);
     P("        const %s o = ob + lid / %d;\n", t.IX, W);
@@ -1810,21 +2040,27 @@ static void emit_red_warp(E *e)
     if (kf_sb_failed(&x))
         e->o->oom = true;
     kf_sb_free(&x);
-    /* whole rounds of 256 elements without guards (8 loads in flight), the
-     * rest with them */
+    /* rounds of 1024 elements, a group per register slot: as vectors, else
+     * element by element (the slots unrolled, the elements of a group not) */
     P("        if (o < M) {\n");
-    P("            %s base = 0;\n", t.IX);
-    for (int guard = 0; guard < 2; guard++) {
-        P(guard ? "            if (base < L) {\n" : "            for (; base + %d <= L; base += %d) {\n", KF_CG_BLOCK,
-          KF_CG_BLOCK);
-        P("%s\n", sp->unroll);
-        P("                for (int vt = 0; vt < %d; vt++) {\n", V);
-        P("                    const %s ri = base + (%s)vt * %d + lane;\n", t.IX, t.IX, W);
-        P(guard ? "                    if (ri < L) {\n" : "                    (void)ri; /* unread when no coordinate is */\n");
-        red_point(e, t, "ri", "vt", guard ? "                        " : "                    ");
-        P(guard ? "                    }\n                }\n            }\n" : "                }\n            }\n");
+    if (vec) {
+        P("            if (gvec) {\n");
+        P("                for (%s base = 0; base < L; base += %d) {\n", t.IX, round);
+        red_vbatches(e, t, V, W, "lane", "L", true, "                    ");
+        P("                }\n");
     }
-    P("        }\n");
+    P(vec ? "            } else {\n" : "            {\n");
+    P("                for (%s base = 0; base < L; base += %d) {\n", t.IX, round);
+    P("%s\n", sp->unroll);
+    P("                    for (int vt = 0; vt < %d; vt++) {\n", V);
+    P("                        const %s gi = base + ((%s)vt * %d + lane) * %d;\n", t.IX, t.IX, W, RG);
+    P("%s\n", sp->no_unroll);
+    P("                        for (int l = 0; l < %d; l++) {\n", RG);
+    P("                            const %s ri = gi + (%s)l;\n", t.IX, t.IX);
+    P("                            if (ri < L) {\n");
+    red_point(e, t, "ri", "vt", "                                ");
+    P("                            }\n                        }\n                    }\n                }\n");
+    P("            }\n        }\n");
     for (int j = 0; j < k->nouts; j++) {
         if (!is_red(e, k->outs[j]))
             continue;

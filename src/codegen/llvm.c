@@ -1860,9 +1860,71 @@ static void red_chunks(L *l, LLVMValueRef M, LLVMValueRef Ln, LLVMValueRef *nchu
     *ce = LLVMBuildMul(l->b, per, c64(l, KF_CG_TILE_ELEMS), "ce");
 }
 
+/* The lane of a GPU tile's thread that folds element el of a chunk: lane j
+ * folds the groups of KF_CG_RED_GROUP elements 4j + 1024i (chunks start at
+ * whole tiles). */
+static LLVMValueRef group_lane(L *l, LLVMValueRef el)
+{
+    LLVMValueRef g = LLVMBuildUDiv(l->b, el, c64(l, KF_CG_RED_GROUP), "");
+    return LLVMBuildURem(l->b, g, c64(l, KF_CG_BLOCK), "lane");
+}
+
+/* Whole rounds [rbase, rbase + whole) of a chunk: lane j folds its group
+ * of KF_CG_RED_GROUP consecutive elements of each round in the body of a
+ * loop over the lanes.  Twice: with unit strides along the innermost
+ * reduced dim, where a lane's group is consecutive memory and the lane loop
+ * vectorises with interleaved loads, and with any strides. */
+static void tile_rounds(L *l, V *v, LLVMValueRef body, lanes *ln, LLVMValueRef *addr, LLVMValueRef rbase,
+                        LLVMValueRef whole)
+{
+    const kf_cg_kinfo *ki = l->ki;
+    int R = ki->R, rd = R - 1;
+    while (rd >= 0 && !(ki->k->axes & (1u << rd)))
+        rd--;
+    LLVMValueRef unit = NULL, *st = v->st, *unit_st = malloc((size_t)ki->nb * (size_t)R * sizeof *unit_st);
+    if (!unit_st) {
+        fail(l, KF_ERR_NO_MEMORY, "llvm codegen: out of memory");
+        return;
+    }
+    memcpy(unit_st, st, (size_t)ki->nb * (size_t)R * sizeof *unit_st);
+    for (int b = 0; rd >= 0 && b < ki->k->nargs; b++)
+        if (ki->arg_ew[b] && !ki->bcast_all[b] && buf_dim(l, b, rd)) {
+            LLVMValueRef one = LLVMBuildICmp(l->b, LLVMIntEQ, st[b * R + rd], c64(l, 1), "");
+            unit = unit ? LLVMBuildAnd(l->b, unit, one, "") : one;
+            unit_st[b * R + rd] = c64(l, 1);
+        }
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(l->cx, v->fn, "rounds.end"), any = NULL;
+    if (unit) {
+        LLVMBasicBlockRef fast = LLVMAppendBasicBlockInContext(l->cx, v->fn, "rounds.unit");
+        any = LLVMAppendBasicBlockInContext(l->cx, v->fn, "rounds.any");
+        LLVMBuildCondBr(l->b, unit, fast, any);
+        LLVMPositionBuilderAtEnd(l->b, fast);
+    }
+    for (int pass = 0; pass < (unit ? 2 : 1); pass++) {
+        v->st = unit && pass == 0 ? unit_st : st;
+        loop lk, lj, le;
+        LLVMValueRef kk = loop_open(l, &lk, c64(l, 0), whole, "kk");
+        LLVMValueRef lane = loop_open(l, &lj, c64(l, 0), c64(l, KF_CG_BLOCK), "lane");
+        LLVMValueRef g = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, rbase, kk, ""),
+                                      LLVMBuildMul(l->b, lane, c64(l, KF_CG_RED_GROUP), ""), "g");
+        LLVMValueRef e = loop_open(l, &le, c64(l, 0), c64(l, KF_CG_RED_GROUP), "e");
+        LLVMValueRef ri = LLVMBuildAdd(l->b, g, e, "ri");
+        lanes_fold_result(l, ln, red_point(l, v, body, ri, addr), lane, ri);
+        loop_close(l, &le, c64(l, 1));
+        loop_close(l, &lj, c64(l, 1));
+        loop_close(l, &lk, c64(l, (long long)KF_CG_BLOCK * KF_CG_RED_GROUP));
+        LLVMBuildBr(l->b, join);
+        if (pass == 0 && unit)
+            LLVMPositionBuilderAtEnd(l->b, any);
+    }
+    v->st = st;
+    free(unit_st);
+    LLVMPositionBuilderAtEnd(l->b, join);
+}
+
 /* tile: unit w is (output w / nchunks, chunk w % nchunks) (the
- * variable tile holds the chunk); lane j folds its elements j, j + 256, ...
- * in order, then the tree.  One chunk writes the output, several write
+ * variable tile holds the chunk); lane j folds its elements 4j .. 4j + 3,
+ * 4j + 1024 .. in order, then the tree.  One chunk writes the output, several write
  * partials to scratch.  When the kept dim is the more contiguous one
  * (decided per launch from the strides of the first arg), units are
  * (output block, chunk) instead and the lanes of the block's outputs sit
@@ -1913,24 +1975,21 @@ static void emit_red_tile(L *l, LLVMValueRef body)
         LLVMBasicBlockRef block_path = LLVMAppendBasicBlockInContext(l->cx, v.fn, "blocks");
         LLVMBuildCondBr(l->b, use_block, block_path, lane_path);
         LLVMPositionBuilderAtEnd(l->b, block_path);
-        loop lw, lk, lj, lo, lf;
+        loop lw, lk, lo, lf;
         LLVMValueRef w = loop_open(l, &lw, w0, w1, "bw");
         LLVMValueRef tile = LLVMBuildURem(l->b, w, nchunks, "tile");
         oblock_enter(l, &v, &ob, LLVMBuildUDiv(l->b, w, nchunks, ""));
         lanes_init(l, &lb, c64(l, (long long)KF_CG_BLOCK * B));
         LLVMValueRef rbase = LLVMBuildMul(l->b, tile, ce, "rbase");
         LLVMValueRef lim = umin(l, LLVMBuildSub(l->b, Ln, rbase, ""), ce);
-        LLVMValueRef kk = loop_open(l, &lk, c64(l, 0), lim, "kk");
-        LLVMValueRef cnt = umin(l, LLVMBuildSub(l->b, lim, kk, ""), c64(l, KF_CG_BLOCK));
-        LLVMValueRef lane = loop_open(l, &lj, c64(l, 0), cnt, "lane");
-        LLVMValueRef ri = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, rbase, kk, ""), lane, "ri");
+        LLVMValueRef el = loop_open(l, &lk, c64(l, 0), lim, "el");
+        LLVMValueRef ri = LLVMBuildAdd(l->b, rbase, el, "ri");
         oblock_element(l, &v, ri, raddr);
         LLVMValueRef bo = loop_open(l, &lo, c64(l, 0), ob.cnt, "bo");
-        LLVMValueRef slot = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, lane, c64(l, B), ""), bo, "");
+        LLVMValueRef slot = LLVMBuildAdd(l->b, LLVMBuildMul(l->b, group_lane(l, el), c64(l, B), ""), bo, "");
         lanes_fold_result(l, &lb, oblock_visit(l, &v, &ob, body, raddr, bo, addr), slot, ri);
         loop_close(l, &lo, c64(l, 1));
-        loop_close(l, &lj, c64(l, 1));
-        loop_close(l, &lk, c64(l, KF_CG_BLOCK));
+        loop_close(l, &lk, c64(l, 1));
         lanes_tree(l, &lb, B, ob.cnt);
         LLVMValueRef one = LLVMBuildICmp(l->b, LLVMIntEQ, nchunks, c64(l, 1), "");
         bo = loop_open(l, &lf, c64(l, 0), ob.cnt, "fin");
@@ -1954,7 +2013,7 @@ static void emit_red_tile(L *l, LLVMValueRef body)
     }
     LLVMPositionBuilderAtEnd(l->b, lane_path);
     {
-        loop lw, lk, lj;
+        loop lw;
         LLVMValueRef w = loop_open(l, &lw, w0, w1, "w");
         LLVMValueRef o = LLVMBuildUDiv(l->b, w, nchunks, "o");
         LLVMValueRef tile = LLVMBuildURem(l->b, w, nchunks, "tile");
@@ -1962,13 +2021,17 @@ static void emit_red_tile(L *l, LLVMValueRef body)
         lanes_init(l, &ln, c64(l, KF_CG_BLOCK));
         LLVMValueRef rbase = LLVMBuildMul(l->b, tile, ce, "rbase");
         LLVMValueRef lim = umin(l, LLVMBuildSub(l->b, Ln, rbase, ""), ce);
-        LLVMValueRef kk = loop_open(l, &lk, c64(l, 0), lim, "kk");
-        LLVMValueRef cnt = umin(l, LLVMBuildSub(l->b, lim, kk, ""), c64(l, KF_CG_BLOCK));
-        LLVMValueRef lane = loop_open(l, &lj, c64(l, 0), cnt, "lane");
-        LLVMValueRef ri = LLVMBuildAdd(l->b, LLVMBuildAdd(l->b, rbase, kk, ""), lane, "ri");
-        lanes_fold_result(l, &ln, red_point(l, &v, body, ri, addr), lane, ri);
-        loop_close(l, &lj, c64(l, 1));
-        loop_close(l, &lk, c64(l, KF_CG_BLOCK));
+        /* whole rounds of 1024 elements lane by lane, a lane's group of 4
+         * consecutive elements in the body (the lane loop vectorises), the
+         * rest element by element */
+        const long long round = (long long)KF_CG_BLOCK * KF_CG_RED_GROUP;
+        LLVMValueRef whole = LLVMBuildMul(l->b, LLVMBuildUDiv(l->b, lim, c64(l, round), ""), c64(l, round), "whole");
+        tile_rounds(l, &v, body, &ln, addr, rbase, whole);
+        loop lk;
+        LLVMValueRef el = loop_open(l, &lk, whole, lim, "el");
+        LLVMValueRef ri = LLVMBuildAdd(l->b, rbase, el, "ri");
+        lanes_fold_result(l, &ln, red_point(l, &v, body, ri, addr), group_lane(l, el), ri);
+        loop_close(l, &lk, c64(l, 1));
         lanes_tree(l, &ln, 1, NULL);
         /* one tile: the output; else the partial of (o, tile) */
         LLVMBasicBlockRef fin = LLVMAppendBasicBlockInContext(l->cx, v.fn, "final");
