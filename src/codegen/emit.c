@@ -838,16 +838,22 @@ static void strides_decl(E *e, ix t, bool args)
                 P("    const %s st%d_%d = (%s)m.v[%d];\n", t.SX, b, d, t.SX, ki->m_strides + b * ki->R + d);
 }
 
-/* Element index of buffer b at coordinates c<d>. */
-static void addr(E *e, kf_strbuf *o, int b)
+/* Element index of buffer b at coordinates c<d>; its stride on dim unit
+ * (-1: none) is known to be 1. */
+static void addr_unit(E *e, kf_strbuf *o, int b, int unit)
 {
     int n = 0;
-    for (int d = 0; d < e->ki->R; d++)
-        if (buf_dim(e, b, d))
+    for (int d = 0; d < e->ki->R; d++) {
+        if (d == unit && buf_dim(e, b, d))
+            kf_sb_printf(o, "%sc%d", n++ ? " + " : "", d);
+        else if (buf_dim(e, b, d))
             kf_sb_printf(o, "%sc%d * st%d_%d", n++ ? " + " : "", d, b, d);
+    }
     if (!n)
         kf_sb_putc(o, '0');
 }
+
+static void addr(E *e, kf_strbuf *o, int b) { addr_unit(e, o, b, -1); }
 
 /* Is the coordinate of iteration dim d read (by a buffer's address or by
  * the body)? */
@@ -1597,7 +1603,7 @@ static void red_vload(E *e, ix t, const char *gi, const char *at, const char *in
         if (!point_arg(e, b))
             continue;
         kf_sb_reset(&a);
-        addr(e, &a, b);
+        addr_unit(e, &a, b, rd);   /* gvec: stride 1 on rd */
         if (!buf_dim(e, b, rd)) {
             kf_sb_reset(&x);
             kf_sb_printf(&x, "p%d[%s]", b, kf_sb_str(&a));
