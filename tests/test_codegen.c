@@ -1232,6 +1232,8 @@ static void test_abi(void)
         CHECK(strcmp(L.l[0].entry + strlen(L.l[0].entry) - 5, "_warp") == 0);
         kf_cg_launch_rule(a, meta, NULL, 16, false, 0, &L);
         CHECK(L.l[0].grid == 128);
+        kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);   /* a GPU: no cap */
+        CHECK(L.l[0].grid == 512);
         meta[4] = -1;   /* reversed rows */
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_WARP);
         meta[4] = 2;    /* padded rows: tile, or seq from 65536 outputs */
@@ -1245,6 +1247,10 @@ static void test_abi(void)
         meta[2] = 4097;  /* longer rows: tile, one chunk per output, one launch */
         kf_cg_launch_rule(a, meta, NULL, 0, false, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_TILE && L.l[0].grid == 1024 && L.scratch_bytes == 0);
+        kf_cg_launch_rule(a, meta, NULL, 16, false, 0, &L);
+        CHECK(L.l[0].grid == 128);
+        kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);   /* a GPU: a block per output */
+        CHECK(L.l[0].grid == 65536);
         kf_cg_launch_variant(a, meta, KF_CG_WARP, 0, false, 0, &L);
         CHECK(L.n == 0);
         meta[1] = 4095;   /* fewer rows: warp only while they are short */
