@@ -358,7 +358,8 @@ static void order_run(kf_context *ctx, kf_program *p, kf_dtype t, int nin, const
         float wf = (float)want;
         bad += memcmp(got + r * (int64_t)es, f32 ? (const void *)&wf : (const void *)&want, es) != 0;
     }
-    CHECK_MSG(ok && bad == 0, "%s %s of [%lld, %lld] (offsets %lld, %lld, row stride %lld): %d rows differ from the GPU order",
+    CHECK_MSG(ok && bad == 0,
+              "%s %s of [%lld, %lld] (offsets %lld, %lld, row stride %lld): %d rows differ from the GPU order",
               kf_dtype_name(t), nin == 2 ? "dot" : "sum", (long long)c->M, (long long)c->L, (long long)c->off[0],
               (long long)c->off[1], (long long)rs, bad);
     free(got);

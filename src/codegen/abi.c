@@ -767,11 +767,13 @@ static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, 
             out->l[0] = (kf_cg_launch){ v, "", grid_for(M, KF_CG_BLOCK, compute_units, true, grid_override), KF_CG_BLOCK };
         } else if (v == KF_CG_WARP) {
             uint64_t per_block = KF_CG_BLOCK / KF_CG_WARP_LANES;
-            out->l[0] = (kf_cg_launch){ v, "", grid_for(M, per_block, compute_units, !gpu, grid_override), KF_CG_BLOCK };
+            uint32_t grid = grid_for(M, per_block, compute_units, !gpu, grid_override);
+            out->l[0] = (kf_cg_launch){ v, "", grid, KF_CG_BLOCK };
         } else {
             uint64_t nchunks, ce;
             kf_cg_red_chunks(M, L, &nchunks, &ce);
-            out->l[0] = (kf_cg_launch){ v, "", grid_for(M * nchunks, 1, compute_units, !gpu, grid_override), KF_CG_BLOCK };
+            uint32_t grid = grid_for(M * nchunks, 1, compute_units, !gpu, grid_override);
+            out->l[0] = (kf_cg_launch){ v, "", grid, KF_CG_BLOCK };
             if (nchunks > 1) {
                 out->n = 2;
                 out->l[1] = (kf_cg_launch){ KF_CG_COMB, "", grid_for(M, 1, compute_units, true, grid_override), KF_CG_BLOCK };

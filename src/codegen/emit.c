@@ -1615,7 +1615,8 @@ static void red_vload(E *e, ix t, const char *gi, const char *at, const char *in
         int words = group_words(e, b);
         const char *vt = words == 1 ? U32(e) : words == 2 ? "uint2" : "uint4";
         for (int v = 0; v < (words + 3) / 4; v++) {
-            P("%s{\n%s    const %s v = ((%sconst %s *)(p%d + %s))[%d];\n", in, in, vt, sp->global, vt, b, kf_sb_str(&a), v);
+            P("%s{\n%s    const %s v = ((%sconst %s *)(p%d + %s))[%d];\n", in, in, vt, sp->global, vt, b,
+              kf_sb_str(&a), v);
             if (words == 1)
                 P("%s    w%d[%s][0] = v;\n", in, b, at);
             for (int c = 0; words > 1 && c < (words < 4 ? words : 4); c++)
@@ -1904,8 +1905,10 @@ static void emit_red_tile(E *e)
         red_vbatches(e, t, groups, KF_CG_BLOCK, "lid", "r1", false, "                ");
     }
     for (int guard = 0; guard < 2; guard++) {
-        P(guard ? "            } else {\n" : vec ? "            } else if (base + %d <= r1) {\n" : "            if (base + %d <= r1) {\n",
-          KF_CG_TILE_ELEMS);
+        if (guard)
+            P("            } else {\n");
+        else
+            P("            %sif (base + %d <= r1) {\n", vec ? "} else " : "", KF_CG_TILE_ELEMS);
         if (unroll[0])
             P("%s\n", unroll);
         P("                for (int g = 0; g < %d; g++) {\n", groups);
@@ -1917,7 +1920,7 @@ static void emit_red_tile(E *e)
         P(guard ? "                        if (ri < r1) {\n"
                 : "                        (void)ri; /* unread when no coordinate is */\n");
         red_point(e, t, "ri", NULL, guard ? "                            " : "                        ");
-        P(guard ? "                        }\n                    }\n                }\n" : "                    }\n                }\n");
+        P("%s                    }\n                }\n", guard ? "                        }\n" : "");
     }
     P("            }\n        }\n");
     block_reduce(e);
