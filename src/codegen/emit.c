@@ -1517,16 +1517,22 @@ static void red_prologue(E *e, ix t, bool args)
     sizes_ML(e, t);
 }
 
-/* Visit one point: coordinates of reduced dims from ri, load, body, fold
- * (into slot, see red_fold_point), EW stores. */
-static void red_point(E *e, ix t, const char *ri, const char *slot, const char *ind)
+/* The body at point ri with its args x<b> loaded: fold (into slot, see
+ * red_fold_point), EW stores. */
+static void red_eval(E *e, const char *ri, const char *slot, const char *ind)
 {
-    coords_from(e, t, red_mask(e), ri, "u", ind);
-    loads(e, ind, true);
     sinks_decl(e, ind);
     body_call(e, ind);
     red_fold_point(e, ri, slot, ind);
     ew_stores(e, ind);
+}
+
+/* Visit one point: coordinates of reduced dims from ri, load, red_eval. */
+static void red_point(E *e, ix t, const char *ri, const char *slot, const char *ind)
+{
+    coords_from(e, t, red_mask(e), ri, "u", ind);
+    loads(e, ind, true);
+    red_eval(e, ri, slot, ind);
 }
 
 /* The innermost reduced dim, along which a thread's groups of
@@ -1567,7 +1573,10 @@ static void vec_decl(E *e)
 }
 
 /* 32-bit words of a group of arg b's elements. */
-static int group_words(const E *e, int b) { return KF_CG_RED_GROUP * (int)kf_dtype_size(dt(e, e->ki->k->args[b])) / 4; }
+static int group_words(const E *e, int b)
+{
+    return KF_CG_RED_GROUP * (int)kf_dtype_size(dt(e, e->ki->k->args[b])) / 4;
+}
 
 /* Under gvec, the loads of groups of reduced elements: w<b>[n][words]
  * (the raw bits of the group's elements of arg b) and y<b>[n] (args
@@ -1668,10 +1677,7 @@ static void red_vpoints(E *e, ix t, const char *gi, const char *at, const char *
         from_raw(e, &x, ty, kf_sb_str(&a));
         P("%sconst %s x%d = %s;\n", in, CT(e, ty), b, kf_sb_str(&x));
     }
-    sinks_decl(e, in);
-    body_call(e, in);
-    red_fold_point(e, "ri", slot, in);
-    ew_stores(e, in);
+    red_eval(e, "ri", slot, in);
     P("%s}\n", ind);
     if (kf_sb_failed(&a) || kf_sb_failed(&x))
         e->o->oom = true;
@@ -1690,10 +1696,10 @@ static void red_vbatches(E *e, ix t, int n, int vstride, const char *who, const 
 {
     const kf_kernel *k = e->ki->k;
     bool unroll = n * KF_CG_RED_GROUP * (k->nnodes + e->ki->nb) <= KF_CG_UNROLL_MAX;
-    int words = 0, B = n;
+    int words = 0, B = n, rd = red_inner(e);
     for (int b = 0; b < k->nargs; b++)
         if (point_arg(e, b))
-            words += buf_dim(e, b, red_inner(e)) ? group_words(e, b) : 1;
+            words += buf_dim(e, b, rd) ? group_words(e, b) : 1;
     while (B > 1 && B * words > 64)
         B /= 2;
     char i1[48], i2[48], i3[48];

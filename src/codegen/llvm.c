@@ -1871,24 +1871,25 @@ static LLVMValueRef group_lane(L *l, LLVMValueRef el)
 
 /* Whole rounds [rbase, rbase + whole) of a chunk: lane j folds its group
  * of KF_CG_RED_GROUP consecutive elements of each round in the body of a
- * loop over the lanes.  Twice: with unit strides along the innermost
- * reduced dim, where a lane's group is consecutive memory and the lane loop
- * vectorises with interleaved loads, and with any strides. */
+ * loop over the lanes.  Twice where args are read along the innermost
+ * reduced dim rd (-1: none): with their strides on rd known to be 1, where
+ * a lane's group is consecutive memory and the lane loop vectorises with
+ * interleaved loads, and with any strides. */
 static void tile_rounds(L *l, V *v, LLVMValueRef body, lanes *ln, LLVMValueRef *addr, LLVMValueRef rbase,
-                        LLVMValueRef whole)
+                        LLVMValueRef whole, int rd)
 {
     const kf_cg_kinfo *ki = l->ki;
-    int R = ki->R, rd = R - 1;
-    while (rd >= 0 && !(ki->k->axes & (1u << rd)))
-        rd--;
-    LLVMValueRef unit = NULL, *st = v->st, *unit_st = malloc((size_t)ki->nb * (size_t)R * sizeof *unit_st);
-    if (!unit_st) {
-        fail(l, KF_ERR_NO_MEMORY, "llvm codegen: out of memory");
-        return;
-    }
-    memcpy(unit_st, st, (size_t)ki->nb * (size_t)R * sizeof *unit_st);
+    int R = ki->R;
+    size_t nst = (size_t)ki->nb * (size_t)R;
+    LLVMValueRef unit = NULL, *st = v->st, *unit_st = NULL;
     for (int b = 0; rd >= 0 && b < ki->k->nargs; b++)
         if (ki->arg_ew[b] && !ki->bcast_all[b] && buf_dim(l, b, rd)) {
+            if (!unit_st && !(unit_st = malloc(nst * sizeof *unit_st))) {
+                fail(l, KF_ERR_NO_MEMORY, "llvm codegen: out of memory");
+                return;
+            }
+            if (!unit)
+                memcpy(unit_st, st, nst * sizeof *unit_st);
             LLVMValueRef one = LLVMBuildICmp(l->b, LLVMIntEQ, st[b * R + rd], c64(l, 1), "");
             unit = unit ? LLVMBuildAnd(l->b, unit, one, "") : one;
             unit_st[b * R + rd] = c64(l, 1);
@@ -2026,7 +2027,7 @@ static void emit_red_tile(L *l, LLVMValueRef body)
          * rest element by element */
         const long long round = (long long)KF_CG_BLOCK * KF_CG_RED_GROUP;
         LLVMValueRef whole = LLVMBuildMul(l->b, LLVMBuildUDiv(l->b, lim, c64(l, round), ""), c64(l, round), "whole");
-        tile_rounds(l, &v, body, &ln, addr, rbase, whole);
+        tile_rounds(l, &v, body, &ln, addr, rbase, whole, rin);
         loop lk;
         LLVMValueRef el = loop_open(l, &lk, whole, lim, "el");
         LLVMValueRef ri = LLVMBuildAdd(l->b, rbase, el, "ri");
