@@ -274,7 +274,7 @@ static void emit_case(tcase *c, const kf_cg_caps *devcaps)
         return;
     /* CUDA as for sm_80 and later (every NVRTC target below is one);
      * OpenCL without inline PTX (PoCL runs it) */
-    kf_cg_caps sm80 = { true, true, true }, all = { true, true, false };
+    kf_cg_caps sm80 = { true, true, true, true }, all = { true, true, false, true };
     c->cuda = emit(c, KF_TARGET_CUDA, &sm80, KF_OK, NULL);
     c->ocl = emit(c, KF_TARGET_OPENCL, &all, KF_OK, NULL);
     char *again = emit(c, KF_TARGET_CUDA, &sm80, KF_OK, NULL);
@@ -578,6 +578,7 @@ static void cl_open(void)
     clGetDeviceInfo(D.d, CL_DEVICE_NAME, sizeof D.name - 1, D.name, NULL);
     D.caps.fp64 = has_ext(exts, "cl_khr_fp64");
     D.caps.fp16 = has_ext(exts, "cl_khr_fp16");
+    D.caps.gpu = true;   /* the code GPUs get runs here too (test_runtime runs the CPU form) */
     cl_uint cu = 0;
     clGetDeviceInfo(D.d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL);
     D.cu = (int)cu;
@@ -819,8 +820,8 @@ static bool cl_run(tcase *c, cl_program prog, const kf_host_array *inputs, const
                  * one element per thread for small calls and takes */
                 kf_cg_variant f = ro->force < 0 ? L.l[0].variant
                                                 : force_variant(abi, kf_cg_pick_variant(abi, meta, NULL), ro->force);
-                if (f != L.l[0].variant)
-                    kf_cg_launch_variant(abi, meta, f, D.cu, gpu, ro->grid, &L);
+                if (f != L.l[0].variant)   /* the programs are a GPU's code: warp is there */
+                    kf_cg_launch_variant(abi, meta, f, D.cu, gpu || f == KF_CG_WARP, ro->grid, &L);
                 if (L.n == 0)   /* warp where an output has more than one tile, b64 where the layout does not fit */
                     kf_cg_launch_rule(abi, meta, NULL, D.cu, gpu, ro->grid, &L);
             }
@@ -1227,13 +1228,15 @@ static void test_abi(void)
         /* warp: many outputs, 32 <= L <= 4096, the reduced dim contiguous in x */
         meta[1] = 4096;
         meta[2] = 1000;
-        kf_cg_launch_rule(a, meta, NULL, 0, false, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);   /* a GPU: no cap */
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARP && L.l[0].grid == 512 && L.scratch_bytes == 0);
         CHECK(strcmp(L.l[0].entry + strlen(L.l[0].entry) - 5, "_warp") == 0);
-        kf_cg_launch_rule(a, meta, NULL, 16, false, 0, &L);
-        CHECK(L.l[0].grid == 128);
-        kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);   /* a GPU: no cap */
-        CHECK(L.l[0].grid == 512);
+        kf_cg_launch_rule(a, meta, NULL, 16, false, 0, &L);   /* off a GPU: tile, the same bits, capped */
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_TILE && L.l[0].grid == 128 && L.scratch_bytes == 0);
+        kf_cg_launch_variant(a, meta, KF_CG_WARP, 16, false, 0, &L);   /* no warp entry off a GPU */
+        CHECK(L.n == 0);
+        kf_cg_launch_variant(a, meta, KF_CG_WARP, 16, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARP && L.l[0].grid == 512);
         meta[4] = -1;   /* reversed rows */
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_WARP);
         meta[4] = 2;    /* padded rows: tile, or seq from 65536 outputs */
@@ -1251,7 +1254,7 @@ static void test_abi(void)
         CHECK(L.l[0].grid == 128);
         kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);   /* a GPU: a block per output */
         CHECK(L.l[0].grid == 65536);
-        kf_cg_launch_variant(a, meta, KF_CG_WARP, 0, false, 0, &L);
+        kf_cg_launch_variant(a, meta, KF_CG_WARP, 0, true, 0, &L);   /* rows longer than a tile */
         CHECK(L.n == 0);
         meta[1] = 4095;   /* fewer rows: warp only while they are short */
         meta[2] = 1025;
@@ -1322,7 +1325,7 @@ static void test_errors(void)
     CHECK_STATUS(kf_cg_emit(NULL, KF_TARGET_CUDA, NULL, &o, err, sizeof err), KF_ERR_INVALID_ARG);
     const tcase *c = find_case("halfs");
     if (c) {
-        kf_cg_caps no16 = { true, false, false };
+        kf_cg_caps no16 = { true, false, false, true };
         CHECK_STATUS(kf_cg_emit(c->pl.plan, KF_TARGET_OPENCL, &no16, &o, err, sizeof err), KF_ERR_UNSUPPORTED);
         CHECK(strstr(err, "cl_khr_fp16") && strstr(err, "halfs") && strstr(err, "f16"));
         kf_sb_reset(&o);
@@ -1331,7 +1334,7 @@ static void test_errors(void)
     }
     c = find_case("rows");
     if (c) {   /* f32 max: one PTX instruction from sm_80 (CUDA, NVIDIA's OpenCL), else selects */
-        kf_cg_caps before80 = { true, true, false }, from80 = { true, true, true };
+        kf_cg_caps before80 = { true, true, false, true }, from80 = { true, true, true, true };
         CHECK_STATUS(kf_cg_emit(c->pl.plan, KF_TARGET_CUDA, &from80, &o, err, sizeof err), KF_OK);
         CHECK(strstr(kf_sb_str(&o), "max.NaN.f32") && !strstr(kf_sb_str(&o), "a != a ?"));
         kf_sb_reset(&o);
@@ -1347,7 +1350,7 @@ static void test_errors(void)
     }
     c = find_case("discount");
     if (c) {
-        kf_cg_caps no64 = { false, true, false };
+        kf_cg_caps no64 = { false, true, false, true };
         CHECK_STATUS(kf_cg_emit(c->pl.plan, KF_TARGET_OPENCL, &no64, &o, err, sizeof err), KF_ERR_UNSUPPORTED);
         CHECK(strstr(err, "cl_khr_fp64") && strstr(err, "f64"));
         kf_sb_reset(&o);

@@ -62,6 +62,17 @@ if(WITH_LLVM)
   run(0 "define i64 @a_k0_[0-9a-f]+_c64\\(ptr %args, i64 %begin, i64 %end\\)" "" emit --target llvm ${WORK_DIR}/two.kir --graph a)
   run(0 "<[0-9]+ x float>" "" emit --target llvm --optimized ${WORK_DIR}/two.kir --graph a)
 endif()
+# emit --cpu-device: OpenCL for a CPU device, a row sum without the warp
+# entry point and with the block tree folded by work-item 0
+file(WRITE ${WORK_DIR}/rows.kir "kfuse 1\ngraph r(x: f32[m,n]) -> (s) {\n  s = sum x, axes=[1]\n}\n")
+run(0 "void r_k0_[0-9a-f]+_warp\\(" "" emit --target opencl ${WORK_DIR}/rows.kir)
+run(0 "void r_k0_[0-9a-f]+_comb\\(.*if \\(lid == 0\\) {\n +for \\(uint s = 128; s > 0; s >>= 1\\)" ""
+    emit --target opencl --cpu-device ${WORK_DIR}/rows.kir)
+execute_process(COMMAND ${FUSEC} emit --target opencl --cpu-device ${WORK_DIR}/rows.kir OUTPUT_VARIABLE cpu_src)
+if(cpu_src MATCHES "_warp\\(|#pragma unroll\n|gvec")
+  message(SEND_ERROR "FAIL: fusec emit --cpu-device: a warp entry, an unroll pragma or a vector path:\n${cpu_src}")
+endif()
+run(2 "" "--cpu-device is for --target opencl" emit --target cuda --cpu-device ${WORK_DIR}/two.kir)
 run(2 "" "--optimized is for --target llvm" emit --target cuda --optimized ${WORK_DIR}/two.kir)
 run(2 "" "unknown target 'ptx'" emit --target ptx ${WORK_DIR}/two.kir)
 run(2 "" "missing --target" emit ${WORK_DIR}/two.kir)

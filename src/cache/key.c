@@ -32,7 +32,7 @@ kf_cg_caps kf_cache_caps_of(const kf_device_info *info)
 {
     /* sm is set on CUDA devices and NVIDIA's OpenCL ones, whose compilers
      * both take inline PTX */
-    return (kf_cg_caps){ info->fp64, info->fp16, info->sm >= 80 };
+    return (kf_cg_caps){ info->fp64, info->fp16, info->sm >= 80, info->gpu };
 }
 
 kf_status kf_cache_target_of(const kf_device_info *info, const char *compiler_id, const kf_fuse_options *fuse,
@@ -80,7 +80,7 @@ kf_status kf_cache_target_cuda_arch(const char *arch, const char *compiler_id, k
     kf_device_info info;
     memset(&info, 0, sizeof info);
     info.backend = KF_BACKEND_CUDA;
-    info.fp64 = info.fp16 = true; /* CUDA codegen checks no capability */
+    info.fp64 = info.fp16 = info.gpu = true; /* CUDA codegen checks no capability but nan_minmax */
     snprintf(info.arch, sizeof info.arch, "%s", arch);
     if (sscanf(arch, "sm_%d", &info.sm) != 1 && sscanf(arch, "compute_%d", &info.sm) != 1)
         info.sm = 0;

@@ -760,7 +760,7 @@ static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, 
         uint64_t M, L;
         red_sizes(a, meta, &M, &L);
         if (M == 0 || (v != KF_CG_SEQ && v != KF_CG_TILE && v != KF_CG_WARP) ||
-            (v == KF_CG_WARP && L > KF_CG_TILE_ELEMS))
+            (v == KF_CG_WARP && (L > KF_CG_TILE_ELEMS || !gpu)))
             return;
         out->n = 1;
         if (v == KF_CG_SEQ) {
@@ -829,6 +829,8 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
                        uint32_t grid_override, kf_cg_launches *out)
 {
     kf_cg_variant v = kf_cg_pick_variant(a, meta, addrs);
+    if (!gpu && v == KF_CG_WARP)   /* a GPU variant; tile gives its bits (emit.c emits it only there) */
+        v = KF_CG_TILE;
     if (gpu && (v == KF_CG_S32 || v == KF_CG_S64) && b64_fits(a, meta, addrs))
         v = KF_CG_B64;
     v = per_element(a, meta, v, compute_units, gpu);

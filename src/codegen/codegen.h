@@ -74,7 +74,7 @@
  * (kf_cg_red_chunks), writing the output directly when an output has one
  * chunk, else partials to scratch; comb = pass 2, one block per output
  * combining its chunks; warp = one 32-thread group per output (reduced
- * length <= KF_CG_TILE_ELEMS), the same bits as tile.  Which is used
+ * length <= KF_CG_TILE_ELEMS, GPUs only), the same bits as tile.  Which is used
  * depends on the shape and on whether the reduced dim is contiguous in the
  * inputs (seq or warp); the combining order depends only on the variant
  * and the shape: results are bitwise identical for every grid size, every
@@ -99,14 +99,19 @@
  * in docs/codegen.md), only in builds with LLVM (KFUSE_WITH_LLVM). */
 typedef enum kf_target { KF_TARGET_CUDA, KF_TARGET_OPENCL, KF_TARGET_LLVM, KF_TARGET_COUNT } kf_target;
 
-/* Device capabilities that change what may be emitted (OpenCL only; CUDA
- * ignores them).  A NULL caps pointer means every capability is present. */
+/* Device capabilities that change what may be emitted (CUDA reads only
+ * nan_minmax, and is always a GPU).  A NULL caps pointer means every
+ * capability is present. */
 typedef struct kf_cg_caps {
     bool fp64;   /* cl_khr_fp64: f64 allowed */
     bool fp16;   /* cl_khr_fp16: f16 allowed (bf16 never needs it) */
     bool nan_minmax; /* inline PTX min.NaN/max.NaN.f32, the IR's float min and max (NaN if either
                       * is NaN, -0 below +0) in one instruction: sm_80 and later, on CUDA and on
                       * NVIDIA's OpenCL (whose compiler takes inline PTX too) */
+    bool gpu;    /* a GPU (always, for CUDA).  Off a GPU (a CPU device such as PoCL's) the
+                  * OpenCL code is the same computation written to compile fast there: no
+                  * unroll pragmas, the block tree folded by one work-item, no warp entry
+                  * point (docs/codegen.md, "Off a GPU") */
 } kf_cg_caps;
 
 typedef enum kf_cg_variant {
@@ -234,7 +239,8 @@ typedef struct kf_cg_launches {
  * runs the strided variant, one element per thread, and a strided call
  * that fits b64 runs b64: args broadcast on the leading bsplit dims, every
  * other buffer row-major contiguous and 16-byte aligned, the other dims a
- * whole number of vectors) and the scratch size.
+ * whole number of vectors; off a GPU, tile replaces warp, whose bits it
+ * gives) and the scratch size.
  * grid_override > 0 forces the grid of every launch (tests: results must
  * not change, in a build without KF_ONE_PASS). */
 void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units, bool gpu,
@@ -243,10 +249,10 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
 /* The launches when the first launch uses variant v (EW: any variant whose
  * conditions hold, see kf_cg_pick_variant, or b64 where the strides fit it;
  * REDUCE: seq or tile, both correct, though float sums then round
- * differently, or warp when the reduced length is at most
+ * differently, or warp on a GPU when the reduced length is at most
  * KF_CG_TILE_ELEMS): kf_cg_launch_rule is this with v =
  * kf_cg_pick_variant, its strided counterpart for a small contiguous call
- * on a GPU, or b64 (below).  n = 0 when v does not fit the kind or the
+ * on a GPU, b64 (below), or tile for warp off a GPU.  n = 0 when v does not fit the kind or the
  * call (warp, b64). */
 void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int compute_units, bool gpu,
                           uint32_t grid_override, kf_cg_launches *out);

@@ -63,6 +63,8 @@ typedef struct E {
     char *err;
     size_t errlen;
     numcache *nums;    /* float literal texts (num_text) */
+    bool gpu;          /* kf_cg_caps.gpu (always for CUDA) */
+    const char *unroll;/* sp->unroll on a GPU, else "" (the compiler's choice) */
 } E;
 
 static void use(E *e, int h)
@@ -572,6 +574,13 @@ static int32_t sink(const E *e, int j)
 {
     int32_t n = e->ki->k->outs[j];
     return is_red(e, n) ? nd(e, n)->args[0] : n;
+}
+
+/* A pragma line before a loop, where there is one ("" : none). */
+static void pragma(E *e, const char *text)
+{
+    if (text[0])
+        P("%s\n", text);
 }
 
 /* Offset in o where its last line begins. */
@@ -1227,9 +1236,8 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
             P("        %s w%d[%d] = { 0 };\n", U32(e), b, words);
         }
     }
-    const char *unroll = W * (k->nnodes + ki->nb) <= KF_CG_UNROLL_MAX ? sp->unroll : sp->no_unroll;
-    if (unroll[0])
-        P("%s\n", unroll);
+    const char *unroll = W * (k->nnodes + ki->nb) <= KF_CG_UNROLL_MAX ? e->unroll : sp->no_unroll;
+    pragma(e, unroll);
     P("        for (int l = 0; l < %d; l++) {\n", W);
     if (ki->coords) {
         P("            const %s i = %s * %d + (%s)l;\n", t.IX, out_v, W, t.IX);
@@ -1650,7 +1658,8 @@ static void red_vpoints(E *e, ix t, const char *gi, const char *at, const char *
     int rd = red_inner(e);
     char in[48];
     kf_snprintf(in, sizeof in, "%s    ", ind);
-    P("%s\n%sfor (int l = 0; l < %d; l++) {\n", unroll ? e->sp->unroll : e->sp->no_unroll, ind, KF_CG_RED_GROUP);
+    pragma(e, unroll ? e->unroll : e->sp->no_unroll);
+    P("%sfor (int l = 0; l < %d; l++) {\n", ind, KF_CG_RED_GROUP);
     P("%sconst %s ri = %s + (%s)l;\n%s(void)ri; /* unread when no coordinate or index is */\n", in, t.IX, gi, t.IX,
       in);
     bool ew_out = false;
@@ -1706,10 +1715,12 @@ static void red_vbatches(E *e, ix t, int n, int vstride, const char *who, const 
     kf_snprintf(i1, sizeof i1, "%s    ", ind);
     kf_snprintf(i2, sizeof i2, "%s        ", ind);
     kf_snprintf(i3, sizeof i3, "%s            ", ind);
-    P("%s\n%sfor (int vb = 0; vb < %d; vb += %d) {\n", e->sp->unroll, ind, n, B);
+    pragma(e, e->unroll);
+    P("%sfor (int vb = 0; vb < %d; vb += %d) {\n", ind, n, B);
     red_vdecl(e, B, i1);
     for (int pass = words ? 0 : 1; pass < 2; pass++) {   /* no loads without args read at the point */
-        P("%s\n%sfor (int vi = 0; vi < %d; vi++) {\n", e->sp->unroll, i1, B);
+        pragma(e, e->unroll);
+        P("%sfor (int vi = 0; vi < %d; vi++) {\n", i1, B);
         P("%sconst int vt = vb + vi;\n", i2);
         P("%sconst %s gi = base + ((%s)vt * %d + %s) * %d;\n", i2, t.IX, t.IX, vstride, who, KF_CG_RED_GROUP);
         P("%sif (gi < %s) {\n", i2, lim);
@@ -1838,6 +1849,39 @@ static void shuffle_steps(E *e, const red *r, const char *acc, const char *ai, c
     P("%s}\n", in);
 }
 
+/* Off a GPU, the steps of the block tree folded by thread 0 alone, in
+ * the same order (step s folds slot v + s into slot v, v = 0 .. s - 1):
+ * the same bits with two barriers, where the parallel steps take one per
+ * step (a CPU device runs a work-group's threads in turn, and PoCL compiles
+ * each stretch between barriers into a loop over them). */
+static void serial_steps(E *e, const red *r, const char *acc, const char *ai)
+{
+    const kf_cg_spell *sp = e->sp;
+    P("            %s%s *sv = (%s%s *)kf_sv;\n", sp->shared_ptr, r->acc, sp->shared_ptr, r->acc);
+    if (r->arg)
+        P("            %s%s *si = kf_si;\n", sp->shared_ptr, I64(e));
+    P("            sv[lid] = %s;\n", acc);
+    if (r->arg)
+        P("            si[lid] = %s;\n", ai);
+    P("            %s;\n            if (lid == 0) {\n", sp->barrier);
+    P("                for (%s s = %d; s > 0; s >>= 1)\n", U32(e), KF_CG_BLOCK / 2);
+    P("                    for (%s v = 0; v < s; v++) {\n", U32(e));
+    P("                        %s a = sv[v];\n", r->acc);
+    if (r->arg)
+        P("                        %s ia = si[v];\n", I64(e));
+    P("                        const %s b = sv[v + s];\n", r->acc);
+    if (r->arg)
+        P("                        const %s ib = si[v + s];\n", I64(e));
+    red_fold(e, r, "a", "ia", "b", "ib", "                        ");
+    P("                        sv[v] = a;\n");
+    if (r->arg)
+        P("                        si[v] = ia;\n");
+    P("                    }\n                %s = sv[0];\n", acc);
+    if (r->arg)
+        P("                %s = si[0];\n", ai);
+    P("            }\n");
+}
+
 /* Block-wide tree over KF_CG_BLOCK threads, same order on every target:
  * step s folds slot lid + s into slot lid; with warp shuffles the steps
  * below 64 run in registers of warp 0.  Thread 0 ends with the result. */
@@ -1853,8 +1897,10 @@ static void block_reduce(E *e)
         kf_snprintf(acc, sizeof acc, "acc%d", j);
         kf_snprintf(ai, sizeof ai, "ai%d", j);
         P("        {\n");
-        slot_steps(e, &r, acc, ai, KF_CG_BLOCK / 2, sp->shfl_down ? 32 : 0, "lid");
-        if (sp->shfl_down) {
+        if (!e->gpu) {
+            serial_steps(e, &r, acc, ai);
+        } else if (sp->shfl_down) {
+            slot_steps(e, &r, acc, ai, KF_CG_BLOCK / 2, 32, "lid");
             P("            if (lid < 32) {\n");
             P("                %s = sv[lid];\n", acc);
             if (r.arg)
@@ -1868,6 +1914,7 @@ static void block_reduce(E *e)
             shuffle_steps(e, &r, acc, ai, "                ");
             P("            }\n");
         } else {
+            slot_steps(e, &r, acc, ai, KF_CG_BLOCK / 2, 0, "lid");
             P("            %s = sv[0];\n", acc);
             if (r.arg)
                 P("            %s = si[0];\n", ai);
@@ -1890,7 +1937,7 @@ static void emit_red_tile(E *e)
     entry_head(e, KF_CG_TILE);
     shared_decl(e);
     red_prologue(e, t, true);
-    bool vec = red_inner(e) >= 0;
+    bool vec = e->gpu && red_inner(e) >= 0;
     if (vec)
         vec_decl(e);
     chunks_decl(e, t, true);
@@ -1903,23 +1950,22 @@ static void emit_red_tile(E *e)
     coords_from(e, t, kept_mask(e), "o", "t", "        ");
     red_decl(e, "        ");
     P("        for (%s base = r0; base < r1; base += %d) {\n", t.IX, KF_CG_TILE_ELEMS);
-    /* as vectors (guarded per group); else whole tiles without guards
-     * (the loads go out together), the last part of a chunk with them */
-    const char *unroll = KF_CG_TILE_ELEMS / KF_CG_BLOCK * (k->nnodes + ki->nb) <= KF_CG_UNROLL_MAX ? sp->unroll : "";
+    /* on a GPU as vectors (guarded per group); else whole tiles without
+     * guards (the loads go out together), the last part of a chunk with
+     * them.  Off a GPU every tile with them: one copy of the body */
+    const char *unroll = KF_CG_TILE_ELEMS / KF_CG_BLOCK * (k->nnodes + ki->nb) <= KF_CG_UNROLL_MAX ? e->unroll : "";
     if (vec) {
         P("            if (gvec) {\n");
         red_vbatches(e, t, groups, KF_CG_BLOCK, "lid", "r1", false, "                ");
     }
-    for (int guard = 0; guard < 2; guard++) {
+    for (int guard = e->gpu ? 0 : 1; guard < 2; guard++) {
         if (guard)
-            P("            } else {\n");
+            P(e->gpu ? "            } else {\n" : "            {\n");
         else
             P("            %sif (base + %d <= r1) {\n", vec ? "} else " : "", KF_CG_TILE_ELEMS);
-        if (unroll[0])
-            P("%s\n", unroll);
+        pragma(e, unroll);
         P("                for (int g = 0; g < %d; g++) {\n", groups);
-        if (unroll[0])
-            P("%s\n", unroll);
+        pragma(e, unroll);
         P("                    for (int l = 0; l < %d; l++) {\n", G);
         P("                        const %s ri = base + ((%s)g * %d + lid) * %d + (%s)l;\n", t.IX, t.IX, KF_CG_BLOCK, G,
           t.IX);
@@ -2046,7 +2092,8 @@ static void emit_red_warp(E *e)
         P("        %s wa%d[%d];\n", r.acc, j, V);
         if (r.arg)
             P("        %s wi%d[%d];\n", I64(e), j, V);
-        P("%s\n        for (int vt = 0; vt < %d; vt++) {\n", sp->unroll, V);
+        pragma(e, e->unroll);
+        P("        for (int vt = 0; vt < %d; vt++) {\n", V);
         P("            wa%d[vt] = %s;\n", j, kf_sb_str(&x));
         if (r.arg)
             P("            wi%d[vt] = 0x7fffffffffffffff%s;\n", j, sp->sfx_i64);
@@ -2066,10 +2113,10 @@ static void emit_red_warp(E *e)
     }
     P(vec ? "            } else {\n" : "            {\n");
     P("                for (%s base = 0; base < L; base += %d) {\n", t.IX, round);
-    P("%s\n", sp->unroll);
+    pragma(e, e->unroll);
     P("                    for (int vt = 0; vt < %d; vt++) {\n", V);
     P("                        const %s gi = base + ((%s)vt * %d + lane) * %d;\n", t.IX, t.IX, W, RG);
-    P("%s\n", sp->no_unroll);
+    pragma(e, sp->no_unroll);
     P("                        for (int l = 0; l < %d; l++) {\n", RG);
     P("                            const %s ri = gi + (%s)l;\n", t.IX, t.IX);
     P("                            if (ri < L) {\n");
@@ -2155,7 +2202,8 @@ static void emit_kernel(E *e)
         emit_red_seq(e);
         emit_red_tile(e);
         emit_red_comb(e);
-        emit_red_warp(e);
+        if (e->gpu)   /* off a GPU the launch rule runs tile instead (same bits) */
+            emit_red_warp(e);
     }
 }
 
@@ -2372,7 +2420,8 @@ kf_status kf_cg_emit(const kf_plan *p, kf_target t, const kf_cg_caps *caps, kf_s
     numcache nums;
     nums.n = 0;
     E e = { t == KF_TARGET_CUDA ? &kf_cg_spell_cuda : &kf_cg_spell_opencl, t, caps, p->g, NULL, out, 0, false,
-            KF_OK, err, errlen, &nums };
+            KF_OK, err, errlen, &nums, t == KF_TARGET_CUDA || !caps || caps->gpu, NULL };
+    e.unroll = e.gpu ? e.sp->unroll : "";
     for (int k = 0; k < p->nkernels && e.st == KF_OK; k++) {
         kf_cg_kinfo ki;
         e.st = kf_cg_kinfo_init(&ki, p, k, err, errlen);

@@ -2200,10 +2200,7 @@ static void emit_kernel(L *l)
     } else {
         emit_red_seq(l, body);
         emit_red_tile(l, body);
-        emit_red_comb(l);
-        /* warp runs only where an output is one tile: the tile variant
-         * then gives the same bits in one launch (docs/codegen.md) */
-        alias_variant(l, KF_CG_WARP, KF_CG_TILE);
+        emit_red_comb(l);   /* no warp: a GPU variant (kf_cg_launch_rule) */
     }
 }
 

@@ -34,8 +34,9 @@ static const fusec_cmd commands[] = {
     { "check", cmd_check, "FILE...", "parse and verify each file" },
     { "dump", cmd_dump, "[--after PASS] FILE [--graph NAME]",
       "print the IR as parsed, or after PASS (verify fold cse dce: IR; partition schedule: the plan)" },
-    { "emit", cmd_emit, "--target cuda|opencl|llvm [--optimized] FILE [--graph NAME]",
-      "print the generated kernel source (llvm --optimized: the IR after LLVM's O3 for this host)" },
+    { "emit", cmd_emit, "--target cuda|opencl|llvm [--optimized] [--cpu-device] FILE [--graph NAME]",
+      "print the generated kernel source (llvm --optimized: the IR after LLVM's O3 for this host; "
+      "opencl --cpu-device: the code for a CPU device such as PoCL's, else a GPU's)" },
     { "run", cmd_run, "FILE [--graph NAME] [--backend B] [--dim n=N]... [--check] [--repeat R] [--seed S]",
       "run a graph on random inputs, print device time per run; --check compares with the interpreter" },
     { "build", fusec_build, "--target T [--target T]... [--cache DIR] FILE...",
@@ -214,12 +215,15 @@ static int cmd_emit(int argc, char **argv)
     const fusec_cmd *c = find_cmd("emit");
     const char *file = NULL, *graph = NULL, *target = NULL;
     bool optimized = false;
+    kf_cg_caps caps = { true, true, false, true };   /* every capability, no inline PTX */
     for (int i = 1; i < argc; i++) {
         if ((strcmp(argv[i], "--graph") == 0 || strcmp(argv[i], "--target") == 0) && i + 1 < argc) {
             *(argv[i][2] == 'g' ? &graph : &target) = argv[i + 1];
             i++;
         } else if (strcmp(argv[i], "--optimized") == 0) {
             optimized = true;
+        } else if (strcmp(argv[i], "--cpu-device") == 0) {
+            caps.gpu = false;
         } else if (argv[i][0] == '-' && argv[i][1] != 0) {
             return usage_error(c, "unknown option or missing value '%s'", argv[i]);
         } else if (file) {
@@ -241,6 +245,8 @@ static int cmd_emit(int argc, char **argv)
         return usage_error(c, "unknown target '%s' (cuda, opencl, llvm)", target);
     if (optimized && t != KF_TARGET_LLVM)
         return usage_error(c, "%s", "--optimized is for --target llvm");
+    if (!caps.gpu && t != KF_TARGET_OPENCL)
+        return usage_error(c, "%s", "--cpu-device is for --target opencl");
     kf_module *m = load(file);
     if (!m)
         return EXIT_USER;
@@ -254,7 +260,7 @@ static int cmd_emit(int argc, char **argv)
         char err[512] = "";
         kf_status s = kf_fuse(g, NULL, NULL, &p);
         if (s == KF_OK)
-            s = kf_cg_emit(p.plan, t, NULL, &sb, err, sizeof err);
+            s = kf_cg_emit(p.plan, t, caps.gpu ? NULL : &caps, &sb, err, sizeof err);
         else
             snprintf(err, sizeof err, "%s", p.err);
         if (s == KF_OK && optimized && !kf_sb_failed(&sb)) {
