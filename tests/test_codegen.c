@@ -300,8 +300,9 @@ static void emit_case(tcase *c, const kf_cg_caps *devcaps)
         for (int v = 0; s == KF_OK && v < KF_CG_VARIANT_COUNT; v++) {
             char nm[KF_CG_NAME_MAX + 2];
             kf_cg_entry_name(a, (kf_cg_variant)v, nm, KF_CG_NAME_MAX);
-            bool mine = (a->kind == KF_KERNEL_EW) == (v <= KF_CG_B64) && !(v == KF_CG_C32 && !a->has_c32) &&
-                        !(v == KF_CG_S32 && !a->has_s32) && !(v == KF_CG_B64 && !a->bsplit);
+            bool mine = (a->kind == KF_KERNEL_EW) == (v <= KF_CG_G64) && !(v == KF_CG_C32 && !a->has_c32) &&
+                        !(v == KF_CG_S32 && !a->has_s32) && !(v == KF_CG_B64 && !a->bsplit) &&
+                        !(v == KF_CG_G64 && !a->has_g64);
             CHECK_MSG(mine == (nm[0] != 0), "%s: kernel %d: entry name of variant %d", c->name, k, v);
             if (!mine)
                 continue;
@@ -539,6 +540,7 @@ typedef struct cldev {
 static cldev D;
 static double ocl_build_seconds, ocl_run_seconds;
 static int b64_launches;   /* forced b64 runs that fit: the corpus must reach it */
+static int g64_launches;   /* forced g64 runs (kernels with a direct take) */
 
 static bool has_ext(const char *exts, const char *e)
 {
@@ -740,6 +742,8 @@ static kf_cg_variant force_variant(const kf_cg_kabi *a, kf_cg_variant picked, in
         return (f == KF_CG_SEQ || f == KF_CG_TILE || f == KF_CG_WARP) ? f : picked;
     if (f == KF_CG_B64)
         return a->bsplit ? f : picked;
+    if (f == KF_CG_G64)
+        return a->has_g64 ? f : picked;
     if (f > KF_CG_S64)
         return picked;
     bool pc = picked == KF_CG_C32 || picked == KF_CG_C64, p64 = picked == KF_CG_C64 || picked == KF_CG_S64;
@@ -820,14 +824,15 @@ static bool cl_run(tcase *c, cl_program prog, const kf_host_array *inputs, const
                  * one element per thread for small calls and takes */
                 kf_cg_variant f = ro->force < 0 ? L.l[0].variant
                                                 : force_variant(abi, kf_cg_pick_variant(abi, meta, NULL), ro->force);
-                if (f != L.l[0].variant)   /* the programs are a GPU's code: warp is there */
-                    kf_cg_launch_variant(abi, meta, f, D.cu, gpu || f == KF_CG_WARP, ro->grid, &L);
+                if (f != L.l[0].variant)   /* the programs are a GPU's code: warp and g64 are there */
+                    kf_cg_launch_variant(abi, meta, f, D.cu, gpu || f == KF_CG_WARP || f == KF_CG_G64, ro->grid, &L);
                 if (L.n == 0)   /* warp where an output has more than one tile, b64 where the layout does not fit */
                     kf_cg_launch_rule(abi, meta, NULL, D.cu, gpu, ro->grid, &L);
             }
             if (L.n > 0 && L.l[0].variant == KF_CG_SEQ && k < 64)
                 *seq_mask |= 1ull << k;
             b64_launches += L.n > 0 && L.l[0].variant == KF_CG_B64;
+            g64_launches += L.n > 0 && L.l[0].variant == KF_CG_G64;
         }
         cl_mem scratch = NULL;
         if (ok && L.scratch_bytes) {
@@ -1305,12 +1310,23 @@ static void test_abi(void)
         CHECK(m == 1 + 1 + 4 + 4 + 2 && meta[m - 2] == 9 && meta[m - 1] == 3 && meta[2] == 0 && meta[6] == 5);
         /* the gathered source does not count; the iota makes c32 exist */
         CHECK(a->has_c32 && kf_cg_pick_variant(a, meta, NULL) == KF_CG_C32);
-        /* on a GPU a kernel that gathers runs one element per thread at any
-         * size; a CPU keeps the vectors */
+        /* on a GPU a kernel with a direct take runs g64 (4 points per thread)
+         * from 24 of its blocks per SM, one point per thread below; a CPU
+         * keeps the vectors */
+        CHECK(a->has_g64 && strcmp(a->entry[KF_CG_G64] + strlen(a->entry[KF_CG_G64]) - 4, "_g64") == 0);
         meta[0] = meta[1] = (int64_t)1 << 26;
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_G64 && L.l[0].grid == ((uint32_t)1 << 26) / 1024);
+        meta[0] = meta[1] = 24 * 132 * 1024 - 1;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == (a->has_s32 ? KF_CG_S32 : KF_CG_S64) &&
-              L.l[0].grid == ((uint32_t)1 << 26) / 256);
+              L.l[0].grid == (24 * 132 * 1024 - 1 + 255) / 256);
+        meta[0] = meta[1] = 24 * 132 * 1024 + 1;   /* the last block has one point */
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_G64 && L.l[0].grid == 24 * 132 + 1);
+        kf_cg_launch_variant(a, meta, KF_CG_G64, 132, false, 0, &L);   /* no g64 off a GPU */
+        CHECK(L.n == 0);
+        meta[0] = meta[1] = (int64_t)1 << 26;
         kf_cg_launch_rule(a, meta, NULL, 132, false, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C32 && L.l[0].grid == 8 * 132);
     }
@@ -1461,15 +1477,18 @@ static const runopt runs_full[] = {
     { 0, 5, KF_CG_S64, false }, { 1, 0, -1, false },       { 2, 7, -1, false },        { 0, 2, KF_CG_SEQ, false },
     { 0, 0, KF_CG_TILE, false }, { 1, 3, KF_CG_WARP, false }, { 0, 0, KF_CG_B64, false }, { 0, 3, KF_CG_B64, false },
     { 0, 0, KF_CG_C64, true }, { 2, 0, KF_CG_S32, true },  { 0, 0, KF_CG_B64, true },  { 1, 0, -1, true },
+    { 1, 2, KF_CG_G64, false }, { 2, 0, KF_CG_G64, true },
 };
 static const runopt runs_random[] = {
     { 0, 0, -1, false },        { 0, 1, -1, false },        { 0, 3, KF_CG_S32, false },
     { 1, 0, -1, false },        { 2, 7, -1, false },        { 0, 2, KF_CG_SEQ, false },
     { 0, 0, KF_CG_TILE, false }, { 0, 2, KF_CG_WARP, false }, { 0, 2, KF_CG_B64, false },
+    { 0, 3, KF_CG_G64, false },
 };
 static const runopt runs_short[] = {
     { 0, 0, -1, false },        { 1, 3, KF_CG_S32, false }, { 2, 2, KF_CG_SEQ, false }, { 0, 1, KF_CG_TILE, false },
     { 1, 0, KF_CG_WARP, false }, { 0, 2, KF_CG_B64, false }, { 0, 0, KF_CG_C64, true },  { 0, 0, KF_CG_B64, true },
+    { 0, 0, KF_CG_G64, true },
 };
 /* the per-dtype graphs: the picked variant only (sizes small and mid reach
  * both reduction paths); every distinct entry launched costs a JIT on PoCL */
@@ -1693,8 +1712,9 @@ int main(void)
         if (one_pass)
             clReleaseProgram(one_pass);
         printf("OpenCL build: %.2fs\n", ocl_build_seconds);
-        printf("OpenCL runs: %.2fs (%d b64 launches)\n", ocl_run_seconds, b64_launches);
+        printf("OpenCL runs: %.2fs (%d b64 launches, %d g64)\n", ocl_run_seconds, b64_launches, g64_launches);
         CHECK_MSG(b64_launches > 0, "no case ran the b64 variant");
+        CHECK_MSG(g64_launches > 0, "no case ran the g64 variant");
     } else {
         printf("OpenCL: no device, build and runs skipped\n");
     }

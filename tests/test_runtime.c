@@ -32,8 +32,9 @@ static int64_t shape_numel(const int64_t *shape, int rank)
     return n;
 }
 
-/* Symbol values for a run: the first symbol gets size, others small. */
-static bool bind_syms(const kf_graph *g, int64_t size, int64_t *symval)
+/* Symbol values for a run: the first symbol gets size, others small; no
+ * array of more than cap elements. */
+static bool bind_syms(const kf_graph *g, int64_t size, int64_t cap, int64_t *symval)
 {
     bool bound[64] = { false };
     if (g->nsyms > 64)
@@ -55,7 +56,7 @@ static bool bind_syms(const kf_graph *g, int64_t size, int64_t *symval)
         double n = 1;
         for (int d = 0; d < x->rank; d++)
             n *= (double)(x->dims[d] < 0 ? symval[KF_IR_SYM_INDEX(x->dims[d])] : x->dims[d]);
-        if (n > (double)(1 << 21))
+        if (n > (double)cap)
             return false;
     }
     return true;
@@ -133,7 +134,7 @@ static void run_case(kf_context *ctx, kf_program *prog, const kf_graph *g, int64
                      const char *label)
 {
     int64_t symval[64];
-    if (!bind_syms(g, size, symval))
+    if (!bind_syms(g, size, size > 1 << 21 ? size : 1 << 21, symval))
         return;
     rt_rng rng = { seed };
     int nin = g->ninputs, nout = g->noutputs;
@@ -633,6 +634,25 @@ static void test_threads(kf_context *ctx)
     kf_graph_free(g);
 }
 
+/* Gathers at many points: on a GPU the launch rule's g64 from 24 blocks of
+ * 1024 points per compute unit (here one more block, of 5 points); every
+ * element against the interpreter, dense and strided (some indices out of
+ * range: the flag and the zeros). */
+static void test_wide_gather(kf_context *ctx, const kf_device_info *info)
+{
+    static const char text[] = "kfuse 1\ngraph wide(p: i32[n], b: f32[n], v: f32[k]) -> (y) {\n"
+                               "  y = add (take v, p), (mul 2.0, b)\n}\n";
+    kf_program *p = order_program(ctx, text);
+    kf_module *m = NULL;
+    kf_module_parse(text, strlen(text), "wide", NULL, &m);
+    int64_t n = 24LL * 1024 * (info->compute_units > 0 ? info->compute_units : 1) + 5;
+    for (int strided = 0; p && m && strided < 2; strided++)
+        run_case(ctx, p, kf_module_graph(m, 0), n, strided, 91 + (uint64_t)strided,
+                 strided ? "wide gather, strided" : "wide gather");
+    kf_module_free(m);
+    kf_program_free(p);
+}
+
 static void test_backend(kf_backend b, int argc, char **argv)
 {
     kf_context_options o = { .backend = b, .device = 0 };
@@ -663,6 +683,7 @@ static void test_backend(kf_backend b, int argc, char **argv)
     test_errors(ctx, other);
     test_threads(ctx);
     test_fold_order(ctx, info.fp64);
+    test_wide_gather(ctx, &info);
     if (argc > 1) {
         for (int i = 1; i < argc; i++)
             run_file(ctx, argv[i], 42);

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <xxhash.h>
 
-static const char *const variant_names[KF_CG_VARIANT_COUNT] = { "c32", "c64", "s32", "s64", "b64",
+static const char *const variant_names[KF_CG_VARIANT_COUNT] = { "c32", "c64", "s32", "s64", "b64", "g64",
                                                                     "seq", "tile", "comb", "warp" };
 
 const char *kf_cg_variant_name(kf_cg_variant v)
@@ -380,6 +380,8 @@ kf_status kf_cg_kinfo_init(kf_cg_kinfo *ki, const kf_plan *p, int kidx, char *er
     }
     if (k->kind == KF_KERNEL_EW)
         lead_split(ki);
+    for (int i = 0; i < k->nnodes && k->kind == KF_KERNEL_EW; i++)
+        ki->gather = ki->gather || kf_cg_direct_take(ki, k->nodes[i]);
     /* contiguous variants: 16 bytes of the smallest element per thread step */
     size_t minsz = 8;
     for (int b = 0; b < ki->nb; b++) {
@@ -436,6 +438,7 @@ kf_status kf_cg_kernel_abi(const kf_plan *p, int k, kf_cg_kabi *a, char *err, si
     a->vecw = ki.vecw;
     a->has_c32 = kk->kind == KF_KERNEL_EW && ki.coords != 0;
     a->has_s32 = kk->kind == KF_KERNEL_EW && ki.R >= 2;
+    a->has_g64 = ki.gather;
     a->bsplit = ki.bsplit;
     a->has_err = kk->has_take;
     a->has_scratch = kk->kind == KF_KERNEL_REDUCE;
@@ -493,8 +496,9 @@ void kf_cg_entry_name(const kf_cg_kabi *a, kf_cg_variant v, char *buf, size_t le
 {
     if (!len)
         return;
-    bool ew = v <= KF_CG_B64, red = v >= KF_CG_SEQ && v <= KF_CG_WARP;
-    if ((v == KF_CG_C32 && !a->has_c32) || (v == KF_CG_S32 && !a->has_s32) || (v == KF_CG_B64 && !a->bsplit))
+    bool ew = v <= KF_CG_G64, red = v >= KF_CG_SEQ && v <= KF_CG_WARP;
+    if ((v == KF_CG_C32 && !a->has_c32) || (v == KF_CG_S32 && !a->has_s32) || (v == KF_CG_B64 && !a->bsplit) ||
+        (v == KF_CG_G64 && !a->has_g64))
         ew = false;
     if ((a->kind == KF_KERNEL_EW && ew) || (a->kind == KF_KERNEL_REDUCE && red))
         kf_snprintf(buf, len, "%s_%s", a->prefix, variant_names[v]);
@@ -745,9 +749,11 @@ static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, 
     memset(out, 0, sizeof *out);
     if (a->kind == KF_KERNEL_EW) {
         uint64_t n = (uint64_t)meta[0];
-        if (n == 0 || v > KF_CG_B64)
+        if (n == 0 || v > KF_CG_G64 || (v == KF_CG_G64 && (!a->has_g64 || !gpu)))
             return;
         uint64_t threads = (v == KF_CG_C32 || v == KF_CG_C64) ? (n + (uint64_t)a->vecw - 1) / (uint64_t)a->vecw : n;
+        if (v == KF_CG_G64)   /* KF_CG_GATHER_ELEMS points per thread, a block per 1024 */
+            threads = (n + KF_CG_BLOCK * KF_CG_GATHER_ELEMS - 1) / (KF_CG_BLOCK * KF_CG_GATHER_ELEMS) * KF_CG_BLOCK;
         if (v == KF_CG_B64) {   /* every step of the outer dims, a block per 256 vectors of the inner ones */
             uint64_t T = outer_steps(a, meta), vecs = n / T / (uint64_t)a->vecw;
             threads = T * ((vecs + KF_CG_BLOCK - 1) / KF_CG_BLOCK) * KF_CG_BLOCK;
@@ -825,6 +831,14 @@ static kf_cg_variant per_element(const kf_cg_kabi *a, const int64_t *meta, kf_cg
     return v == KF_CG_C32 && a->has_s32 ? KF_CG_S32 : KF_CG_S64;
 }
 
+/* g64 replaces one point per thread on a GPU from this many of its blocks
+ * per compute unit.  gather_boxplus (f64, kfbench's permutation) on an
+ * H100 (132 SMs), kfbench, one point per thread against g64: 2^21 29.3
+ * against 30.7 us (16 blocks per SM), 2^22 52.8-53.2 against 52.6 (31),
+ * 2^23 100.1 against 96.6, 2^26 762 against 713, 2^28 3045 against 2827-2859
+ * (bench/results/h100-2026-11-22-s9-g64.md). */
+enum { G64_BLOCKS_PER_CU = 24 };
+
 void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units, bool gpu,
                        uint32_t grid_override, kf_cg_launches *out)
 {
@@ -834,5 +848,8 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
     if (gpu && (v == KF_CG_S32 || v == KF_CG_S64) && b64_fits(a, meta, addrs))
         v = KF_CG_B64;
     v = per_element(a, meta, v, compute_units, gpu);
+    if (gpu && a->has_g64 && (v == KF_CG_S32 || v == KF_CG_S64) && compute_units > 0 &&
+        (uint64_t)meta[0] >= (uint64_t)G64_BLOCKS_PER_CU * (uint64_t)compute_units * KF_CG_BLOCK * KF_CG_GATHER_ELEMS)
+        v = KF_CG_G64;
     launches(a, meta, v, compute_units, gpu, grid_override, out);   /* b64 only where it fits, above */
 }

@@ -78,6 +78,7 @@ typedef struct kf_cg_kinfo {
     int bsplit;                     /* > 0: the b64 variant exists (kf_cg_kabi.bsplit) */
     int vecw;                       /* contiguous variants: elements per thread step (16 / smallest size) */
     uint8_t coords;                 /* mask of iteration dims whose coordinate the body needs (iota) */
+    bool gather;                    /* EW with a direct take (kf_cg_direct_take): g64 exists */
     int nred;                       /* REDUCE: outs that are reductions */
     /* meta layout */
     int m_shape, m_strides, m_offsets, m_take, m_count;
@@ -92,6 +93,16 @@ void kf_cg_kinfo_free(kf_cg_kinfo *ki);
 
 static inline int kf_cg_role(const kf_cg_kinfo *ki, int32_t node) { return ki->role[node] >> 24; }
 static inline int kf_cg_role_index(const kf_cg_kinfo *ki, int32_t node) { return ki->role[node] & 0xffffff; }
+
+/* A take whose index is an argument read at the point (perm in a[perm]):
+ * the entry point gathers it and passes the value to the body, so that g64
+ * can issue its points' gathers before their math. */
+static inline bool kf_cg_direct_take(const kf_cg_kinfo *ki, int32_t n)
+{
+    const kf_irnode *x = &ki->g->nodes[n];
+    return x->op == KF_OP_TAKE && kf_cg_role(ki, x->args[1]) == KF_CG_ROLE_ARG &&
+           ki->arg_ew[kf_cg_role_index(ki, x->args[1])];
+}
 
 /* Is space dim d of the kernel broadcast (coordinate always 0) for node x of
  * the kernel's iteration space?  Static: the aligned dim of x is missing or a

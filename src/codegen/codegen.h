@@ -11,7 +11,7 @@
  *
  * where <hash8> is 8 lowercase hex digits of a structural hash of the kernel
  * (ops, dtypes, shapes, operands; never names) and <variant> is one of
- *     EW kernels:     c32 c64 s32 s64
+ *     EW kernels:     c32 c64 s32 s64 b64 g64
  *     REDUCE kernels: seq tile comb warp
  * kf_cg_entry_name gives the name.  Every entry point is launched with a 1-D
  * grid of blocks of exactly KF_CG_BLOCK threads (OpenCL: local size
@@ -68,7 +68,10 @@
  * 64-bit division (a long subroutine on GPUs, where 64-bit adds and
  * multiplies cost little): c32 when the body reads coordinates (iota), s32
  * when the iteration rank is 2 or more; elsewhere the 64-bit variant serves
- * and kf_cg_entry_name gives "" for the missing one.  REDUCE: seq = one thread per output, a sequential
+ * and kf_cg_entry_name gives "" for the missing one.  b64: c walking the
+ * outer dims innermost (args broadcast on them).  g64 (GPUs, kernels with
+ * a direct take, kf_cg_direct_take): s with 4 points per thread, their
+ * gathers issued together.  REDUCE: seq = one thread per output, a sequential
  * loop over the reduced elements; tile = pass 1, one block per (output,
  * chunk), a chunk being a run of tiles of KF_CG_TILE_ELEMS reduced elements
  * (kf_cg_red_chunks), writing the output directly when an output has one
@@ -115,7 +118,7 @@ typedef struct kf_cg_caps {
 } kf_cg_caps;
 
 typedef enum kf_cg_variant {
-    KF_CG_C32, KF_CG_C64, KF_CG_S32, KF_CG_S64, KF_CG_B64, /* EW kernels */
+    KF_CG_C32, KF_CG_C64, KF_CG_S32, KF_CG_S64, KF_CG_B64, KF_CG_G64, /* EW kernels */
     KF_CG_SEQ, KF_CG_TILE, KF_CG_COMB, KF_CG_WARP,/* REDUCE kernels */
     KF_CG_VARIANT_COUNT
 } kf_cg_variant;
@@ -124,6 +127,7 @@ enum {
     KF_CG_BLOCK = 256,        /* threads per block, every entry point */
     KF_CG_TILE_ELEMS = 4096, /* reduced elements per tile (16 per thread) */
     KF_CG_RED_GROUP = 4,      /* tile, warp: a thread folds runs of this many consecutive reduced elements */
+    KF_CG_GATHER_ELEMS = 4,   /* g64: points per thread, KF_CG_BLOCK apart */
     KF_CG_SEQ_MAX = 64,       /* reduced length up to which seq is used */
     KF_CG_SEQ_OUTPUTS = 65536,/* ... or up to KF_CG_TILE_ELEMS when there are this many outputs */
     KF_CG_WARP_LANES = 32,    /* threads per output of warp (a CUDA warp) */
@@ -172,6 +176,7 @@ typedef struct kf_cg_kabi {
     int meta_count;         /* int64 entries of the meta block */
     int vecw;               /* contiguous variants: elements per thread step */
     bool has_c32, has_s32;  /* the 32-bit EW variants exist (see "Variants") */
+    bool has_g64;           /* g64 exists: an EW kernel with a direct take (GPUs only) */
     int bsplit;             /* b64 exists (> 0): the KF_CG_BUF_LEAD args are broadcast on dims
                              * 0..bsplit-1 and no other, every other buffer is full */
     bool has_err;           /* the error-flag parameter is present (k->has_take) */

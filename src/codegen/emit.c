@@ -637,6 +637,51 @@ static int32_t sincos_partner(const E *e, int i)
     return -1;
 }
 
+static bool direct_take(const E *e, int32_t n) { return kf_cg_direct_take(e->ki, n); }
+
+/* Take node n at index idx into 'const T name', from the take source's
+ * pointer (the body's t<slot>, else the entry's p<arg>): never reads out of
+ * bounds, a bad index gives 0 and raises the flag.  live: NULL, or the
+ * condition for the point to exist; one that does not gets 0 and raises
+ * nothing (g64's gathers run unguarded, so that they go out together). */
+static void take_text(E *e, int32_t n, bool body, const char *idx, const char *live, const char *name,
+                      const char *ind)
+{
+    const kf_irnode *x = nd(e, n);
+    int b = kf_cg_role_index(e->ki, x->args[0]), s = e->ki->tslot[b];
+    kf_dtype t = (kf_dtype)x->dtype;
+    P("%sconst %s i%d = (%s)%s;\n", ind, I64(e), n, I64(e), idx);
+    P("%sconst int ok%d = %s%si%d >= 0 && i%d < tl%d;\n", ind, n, live ? live : "", live ? " && " : "", n, n, s);
+    if (live)
+        P("%sif (!ok%d && %s)\n%s    *err = 1;\n", ind, n, live, ind);
+    else
+        P("%sif (!ok%d)\n%s    *err = 1;\n", ind, n, ind);
+    char ld[64];
+    kf_snprintf(ld, sizeof ld, "%c%d[i%d * ts%d]", body ? 't' : 'p', body ? s : b, n, s);
+    P("%sconst %s %s = ok%d ? ", ind, CT(e, t), name, n);
+    load_conv(e, e->o, t, ld);
+    P(" : %s;\n", kf_dt_is_float(t) ? fzero(prec(t)) : "0");
+}
+
+/* Is there a take, direct or not as asked, whose operand opnd (0 the
+ * source, 1 the index) is arg b (any when b < 0)? */
+static bool take_of(const E *e, bool direct, int opnd, int b)
+{
+    const kf_kernel *k = e->ki->k;
+    for (int i = 0; i < k->nnodes; i++) {
+        const kf_irnode *x = nd(e, k->nodes[i]);
+        if (x->op == KF_OP_TAKE && direct_take(e, k->nodes[i]) == direct &&
+            (b < 0 || kf_cg_role_index(e->ki, x->args[opnd]) == b))
+            return true;
+    }
+    return false;
+}
+
+/* Does the body gather (a take that is not direct) from arg b, or from
+ * any source when b < 0?  Only then does it get the source's pointer (and
+ * the error flag). */
+static bool body_gathers(const E *e, int b) { return take_of(e, false, 0, b); }
+
 static void emit_body(E *e)
 {
     const kf_cg_kinfo *ki = e->ki;
@@ -653,11 +698,14 @@ static void emit_body(E *e)
     for (int d = 0; d < ki->R; d++)
         if (ki->coords & (1u << d))
             item(&l, "const %s c%d", I64(e), d);
+    for (int i = 0; i < k->nnodes; i++)
+        if (direct_take(e, k->nodes[i]))
+            item(&l, "const %s v%d", CT(e, dt(e, k->nodes[i])), k->nodes[i]);
     for (int b = 0; b < k->nargs; b++)
-        if (ki->tslot[b] >= 0)
+        if (ki->tslot[b] >= 0 && body_gathers(e, b))
             item(&l, "%sconst %s *%s t%d, const %s tl%d, const %s ts%d", sp->global, ST(e, dt(e, k->args[b])),
                  sp->restrict_kw, ki->tslot[b], I64(e), ki->tslot[b], I64(e), ki->tslot[b]);
-    if (k->has_take)
+    if (body_gathers(e, -1))
         item(&l, "%sint *err", sp->global);
     for (int j = 0; j < k->nouts; j++)
         item(&l, "%s *r%d", CT(e, dt(e, sink(e, j))), j);
@@ -674,7 +722,9 @@ static void emit_body(E *e)
             continue;
         S("    /* ");
         node_text(e, e->o, n);
-        S(" */\n");
+        S(direct_take(e, n) ? ": gathered by the entry point */\n" : " */\n");
+        if (direct_take(e, n))
+            continue;
         const char *T = CT(e, (kf_dtype)x->dtype);
         char a[3][128];
         for (int j = 0; j < x->nargs; j++) {
@@ -693,19 +743,9 @@ static void emit_body(E *e)
             cast_expr(e, e->o, KF_I64, (kf_dtype)x->dtype, kf_sb_str(&xb));
             P(";\n");
         } else if (x->op == KF_OP_TAKE) {
-            int s = ki->tslot[kf_cg_role_index(ki, x->args[0])];
-            kf_dtype t = (kf_dtype)x->dtype;
-            /* never reads out of bounds: a bad index gives 0 and raises the flag */
-            P("    const %s i%d = (%s)%s;\n", I64(e), n, I64(e), a[1]);
-            P("    const int ok%d = i%d >= 0 && i%d < tl%d;\n", n, n, n, s);
-            P("    if (!ok%d)\n        *err = 1;\n", n);
-            kf_sb_reset(&xb);
-            kf_sb_printf(&xb, "t%d[i%d * ts%d]", s, n, s);
-            char ld[64];
-            kf_snprintf(ld, sizeof ld, "%s", kf_sb_str(&xb));
-            P("    const %s v%d = ok%d ? ", T, n, n);
-            load_conv(e, e->o, t, ld);
-            P(" : %s;\n", kf_dt_is_float(t) ? fzero(prec(t)) : "0");
+            char v[24];
+            kf_snprintf(v, sizeof v, "v%d", n);
+            take_text(e, n, true, a[1], NULL, v, "    ");
         } else if ((pj = sincos_partner(e, i)) >= 0) {
             done[pj] = true;
             int32_t sn = x->op == KF_OP_SIN ? n : k->nodes[pj], cn = x->op == KF_OP_SIN ? k->nodes[pj] : n;
@@ -755,6 +795,7 @@ static const char *const variant_doc[KF_CG_VARIANT_COUNT] = {
     "strided, 32-bit indices",
     "strided, 64-bit indices",
     "contiguous, 16-byte vectors, 64-bit indices, outer dims innermost (args broadcast on them read once per block)",
+    "strided, 64-bit indices, 4 points per thread 256 apart: their loads, their gathers, then their math",
     "one thread per output, reduced elements in order",
     "pass 1: one block per (output, chunk of tiles); final when one chunk, else partials to scratch",
     "pass 2: one block per output combines its chunks from scratch",
@@ -991,10 +1032,30 @@ static void sinks_decl(E *e, const char *ind)
     P(";\n");
 }
 
-static void body_call(E *e, const char *ind)
+/* The direct takes' gathers (direct_take) at the point, into g<n> (live:
+ * see take_text). */
+static void gathers(E *e, const char *live, const char *ind)
+{
+    const kf_kernel *k = e->ki->k;
+    for (int i = 0; i < k->nnodes; i++) {
+        int32_t n = k->nodes[i];
+        if (!direct_take(e, n))
+            continue;
+        char idx[24], g[24];
+        kf_snprintf(idx, sizeof idx, "x%d", kf_cg_role_index(e->ki, nd(e, n)->args[1]));
+        kf_snprintf(g, sizeof g, "g%d", n);
+        take_text(e, n, false, idx, live, g, ind);
+    }
+}
+
+/* The body's call at the point: its direct takes gathered first, unless
+ * gathered: then they are in ga<n>[gathered]. */
+static void body_call_at(E *e, const char *ind, const char *gathered)
 {
     const kf_cg_kinfo *ki = e->ki;
     const kf_kernel *k = ki->k;
+    if (!gathered)
+        gathers(e, NULL, ind);
     P("%s%s_body(", ind, ki->prefix);
     lst l = { e->o, 0, line_start(e->o) };
     for (int b = 0; b < k->nargs; b++)
@@ -1005,15 +1066,24 @@ static void body_call(E *e, const char *ind)
     for (int d = 0; d < ki->R; d++)
         if (ki->coords & (1u << d))
             item(&l, "(%s)c%d", I64(e), d);
+    for (int i = 0; i < k->nnodes; i++)
+        if (direct_take(e, k->nodes[i])) {
+            if (gathered)
+                item(&l, "ga%d[%s]", k->nodes[i], gathered);
+            else
+                item(&l, "g%d", k->nodes[i]);
+        }
     for (int b = 0; b < k->nargs; b++)
-        if (ki->tslot[b] >= 0)
+        if (ki->tslot[b] >= 0 && body_gathers(e, b))
             item(&l, "p%d, tl%d, ts%d", b, ki->tslot[b], ki->tslot[b]);
-    if (k->has_take)
+    if (body_gathers(e, -1))
         item(&l, "err");
     for (int j = 0; j < k->nouts; j++)
         item(&l, "&r%d", j);
     P(");\n");
 }
+
+static void body_call(E *e, const char *ind) { body_call_at(e, ind, NULL); }
 
 /* Stores of the outs that are not reductions, strided addressing. */
 static void ew_stores(E *e, const char *ind)
@@ -1056,6 +1126,70 @@ static void ew_loop(E *e, ix t, const char *var, const char *start, const char *
 {
     use(e, H_NEXT);
     P("    for (%s %s = %s; %s < %s; %s = KF_NEXT(%s, %s, %s)) {\n", t.IX, var, start, var, end, var, var, step, end);
+}
+
+/* g64 (a GPU's, for kernels with a direct take): KF_CG_GATHER_ELEMS points
+ * per thread, KF_CG_BLOCK apart (a block covers 1024 neighbouring points),
+ * in three phases: the points' loads, their direct takes' gathers, then
+ * their bodies and stores.  One point per thread waits for each gather
+ * before the math, and a thread with several points in turn still waits
+ * for each point's math before its next gather (f64 exp and log hold
+ * branches the compiler moves no load across); here the gathers go out
+ * together (unguarded: a point past n reads and flags nothing), and the
+ * block's points read more of a gathered sector from L1. */
+static void emit_ew_gather(E *e)
+{
+    const kf_cg_kinfo *ki = e->ki;
+    const kf_kernel *k = ki->k;
+    const kf_cg_spell *sp = e->sp;
+    ix t = ix_of(e, true);
+    const int K = KF_CG_GATHER_ELEMS;
+    entry_head(e, KF_CG_G64);
+    prologue(e, true);
+    P("    const %s n = (%s)m.v[0];\n", t.IX, t.IX);
+    uint8_t all = (uint8_t)((1u << ki->R) - 1);
+    dims_decl(e, t, coord_dims(e, all));
+    strides_decl(e, t, true);
+    bcast_loads(e);
+    P("#ifndef KF_ONE_PASS\n    const %s nth = (%s)%s * (%s)%s * %d;\n#endif\n", t.IX, t.IX, sp->gdim, t.IX, sp->bdim, K);
+    P("    const %s tid = (%s)%s * (%s)%s * %d + (%s)%s;\n", t.IX, t.IX, sp->bid, t.IX, sp->bdim, K, t.IX, sp->lid);
+    ew_loop(e, t, "i0", "tid", "n", "nth");
+    for (int b = 0; b < k->nargs; b++)
+        if (ki->arg_ew[b] && !ki->bcast_all[b])
+            P("        %s xa%d[%d] = { 0 };\n", CT(e, dt(e, k->args[b])), b, K);
+    for (int i = 0; i < k->nnodes; i++)
+        if (direct_take(e, k->nodes[i]))
+            P("        %s ga%d[%d];\n", CT(e, dt(e, k->nodes[i])), k->nodes[i], K);
+    for (int phase = 0; phase < 3; phase++) {
+        pragma(e, e->unroll);
+        P("        for (int k = 0; k < %d; k++) {\n", K);
+        P("            const %s i = i0 + (%s)k * %d;\n", t.IX, t.IX, KF_CG_BLOCK);
+        const char *in = phase == 1 ? "            " : "                ";
+        if (phase != 1) {
+            P("            if (i < n) {\n");
+            coords_from(e, t, all, "i", "t", in);
+        }
+        for (int b = 0; b < k->nargs && phase > 0; b++)
+            if (ki->arg_ew[b] && !ki->bcast_all[b] && (phase == 2 || take_of(e, true, 1, b)))
+                P("%sconst %s x%d = xa%d[k];\n", in, CT(e, dt(e, k->args[b])), b, b);
+        if (phase == 0) {
+            loads(e, in, true);
+            for (int b = 0; b < k->nargs; b++)
+                if (ki->arg_ew[b] && !ki->bcast_all[b])
+                    P("%sxa%d[k] = x%d;\n", in, b, b);
+        } else if (phase == 1) {
+            gathers(e, "i < n", in);
+            for (int i = 0; i < k->nnodes; i++)
+                if (direct_take(e, k->nodes[i]))
+                    P("%sga%d[k] = g%d;\n", in, k->nodes[i], k->nodes[i]);
+        } else {
+            sinks_decl(e, in);
+            body_call_at(e, in, "k");
+            ew_stores(e, in);
+        }
+        P(phase == 1 ? "        }\n" : "            }\n        }\n");
+    }
+    P("    }\n}\n\n");
 }
 
 static void emit_ew_strided(E *e, bool w64)
@@ -2198,6 +2332,8 @@ static void emit_kernel(E *e)
         emit_ew_strided(e, true);
         if (ki->bsplit)
             emit_ew_contig(e, KF_CG_B64);
+        if (ki->gather && e->gpu)   /* off a GPU the launch rule never picks it */
+            emit_ew_gather(e);
     } else {
         emit_red_seq(e);
         emit_red_tile(e);
