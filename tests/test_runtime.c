@@ -690,7 +690,7 @@ static void test_backend(kf_backend b, int argc, char **argv)
     } else {
         run_dir(ctx, "fuse", 1);
         run_dir(ctx, "golden", 2);
-        run_dir(ctx, "corpus", 3);
+        run_dir(ctx, "codegen", 3);   /* the codegen corpus (tests/codegen/corpus.kir) */
         run_dir(ctx, "runtime", 4);   /* graphs for launch rules (runtime/warp.kir) */
     }
     /* seeded random graphs: every op kind, dtype, broadcast and reduction */
