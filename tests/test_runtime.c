@@ -372,15 +372,20 @@ static void order_run(kf_context *ctx, kf_program *p, kf_dtype t, int nin, const
     free(rowv);
 }
 
-static kf_program *order_program(kf_context *ctx, const char *text)
+/* The first graph of text compiled on ctx; its module in *keep (or freed
+ * when keep is NULL). */
+static kf_program *text_program(kf_context *ctx, const char *text, kf_module **keep)
 {
     kf_module *m = NULL;
     kf_program *p = NULL;
-    kf_status s = kf_module_parse(text, strlen(text), "order", NULL, &m);
+    kf_status s = kf_module_parse(text, strlen(text), "text", NULL, &m);
     if (s == KF_OK)
         s = kf_compile(ctx, kf_module_graph(m, 0), &p);
-    CHECK_MSG(s == KF_OK, "order: %s", s == KF_OK ? "" : m ? kf_module_error(m) : kf_context_error(ctx));
-    kf_module_free(m);
+    CHECK_MSG(s == KF_OK, "%.40s: %s", text + 8, s == KF_OK ? "" : m ? kf_module_error(m) : kf_context_error(ctx));
+    if (keep)
+        *keep = m;
+    else
+        kf_module_free(m);
     return p;
 }
 
@@ -401,11 +406,11 @@ static void test_fold_order(kf_context *ctx, bool fp64)
         { 1024, 1024, { 0, 0 }, 1025 },   /* rows misaligned */
         { 1024, 1024, { 2, 2 }, 0 },      /* 8-byte aligned only */
     };
-    kf_program *sum = order_program(ctx, "kfuse 1\ngraph r(x: f32[m, k]) -> (t) {\n  t = sum x, axes=[1]\n}\n");
-    kf_program *dot = order_program(ctx, "kfuse 1\ngraph d(x: f32[m, k], y: f32[m, k]) -> (t) {\n  p = mul x, y\n"
-                                         "  t = sum p, axes=[1]\n}\n");
+    kf_program *sum = text_program(ctx, "kfuse 1\ngraph r(x: f32[m, k]) -> (t) {\n  t = sum x, axes=[1]\n}\n", NULL);
+    kf_program *dot = text_program(ctx, "kfuse 1\ngraph d(x: f32[m, k], y: f32[m, k]) -> (t) {\n  p = mul x, y\n"
+                                        "  t = sum p, axes=[1]\n}\n", NULL);
     kf_program *sum64 =
-        fp64 ? order_program(ctx, "kfuse 1\ngraph r(x: f64[m, k]) -> (t) {\n  t = sum x, axes=[1]\n}\n") : NULL;
+        fp64 ? text_program(ctx, "kfuse 1\ngraph r(x: f64[m, k]) -> (t) {\n  t = sum x, axes=[1]\n}\n", NULL) : NULL;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (sum)
             order_run(ctx, sum, KF_F32, 1, &cases[i], 7 + i);
@@ -642,11 +647,10 @@ static void test_wide_gather(kf_context *ctx, const kf_device_info *info)
 {
     static const char text[] = "kfuse 1\ngraph wide(p: i32[n], b: f32[n], v: f32[k]) -> (y) {\n"
                                "  y = add (take v, p), (mul 2.0, b)\n}\n";
-    kf_program *p = order_program(ctx, text);
     kf_module *m = NULL;
-    kf_module_parse(text, strlen(text), "wide", NULL, &m);
+    kf_program *p = text_program(ctx, text, &m);
     int64_t n = 24LL * 1024 * (info->compute_units > 0 ? info->compute_units : 1) + 5;
-    for (int strided = 0; p && m && strided < 2; strided++)
+    for (int strided = 0; p && strided < 2; strided++)
         run_case(ctx, p, kf_module_graph(m, 0), n, strided, 91 + (uint64_t)strided,
                  strided ? "wide gather, strided" : "wide gather");
     kf_module_free(m);

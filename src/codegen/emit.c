@@ -639,6 +639,9 @@ static int32_t sincos_partner(const E *e, int i)
 
 static bool direct_take(const E *e, int32_t n) { return kf_cg_direct_take(e->ki, n); }
 
+/* Is arg b read at each point (not loaded once)? */
+static bool point_arg(const E *e, int b) { return e->ki->arg_ew[b] && !e->ki->bcast_all[b]; }
+
 /* Take node n at index idx into 'const T name', from the take source's
  * pointer (the body's t<slot>, else the entry's p<arg>): never reads out of
  * bounds, a bad index gives 0 and raises the flag.  live: NULL, or the
@@ -1128,6 +1131,21 @@ static void ew_loop(E *e, ix t, const char *var, const char *start, const char *
     P("    for (%s %s = %s; %s < %s; %s = KF_NEXT(%s, %s, %s)) {\n", t.IX, var, start, var, end, var, var, step, end);
 }
 
+/* The head of a strided entry point (s32, s64, g64): n, the dims and
+ * strides of strided addressing, the args broadcast on every dim; returns
+ * the mask of all iteration dims. */
+static uint8_t strided_head(E *e, ix t, kf_cg_variant v)
+{
+    entry_head(e, v);
+    prologue(e, true);
+    P("    const %s n = (%s)m.v[0];\n", t.IX, t.IX);
+    uint8_t all = (uint8_t)((1u << e->ki->R) - 1);
+    dims_decl(e, t, coord_dims(e, all));
+    strides_decl(e, t, true);
+    bcast_loads(e);
+    return all;
+}
+
 /* g64 (a GPU's, for kernels with a direct take): KF_CG_GATHER_ELEMS points
  * per thread, KF_CG_BLOCK apart (a block covers 1024 neighbouring points),
  * in three phases: the points' loads, their direct takes' gathers, then
@@ -1144,18 +1162,13 @@ static void emit_ew_gather(E *e)
     const kf_cg_spell *sp = e->sp;
     ix t = ix_of(e, true);
     const int K = KF_CG_GATHER_ELEMS;
-    entry_head(e, KF_CG_G64);
-    prologue(e, true);
-    P("    const %s n = (%s)m.v[0];\n", t.IX, t.IX);
-    uint8_t all = (uint8_t)((1u << ki->R) - 1);
-    dims_decl(e, t, coord_dims(e, all));
-    strides_decl(e, t, true);
-    bcast_loads(e);
-    P("#ifndef KF_ONE_PASS\n    const %s nth = (%s)%s * (%s)%s * %d;\n#endif\n", t.IX, t.IX, sp->gdim, t.IX, sp->bdim, K);
+    uint8_t all = strided_head(e, t, KF_CG_G64);
+    P("#ifndef KF_ONE_PASS\n    const %s nth = (%s)%s * (%s)%s * %d;\n#endif\n", t.IX, t.IX, sp->gdim, t.IX, sp->bdim,
+      K);
     P("    const %s tid = (%s)%s * (%s)%s * %d + (%s)%s;\n", t.IX, t.IX, sp->bid, t.IX, sp->bdim, K, t.IX, sp->lid);
     ew_loop(e, t, "i0", "tid", "n", "nth");
     for (int b = 0; b < k->nargs; b++)
-        if (ki->arg_ew[b] && !ki->bcast_all[b])
+        if (point_arg(e, b))
             P("        %s xa%d[%d] = { 0 };\n", CT(e, dt(e, k->args[b])), b, K);
     for (int i = 0; i < k->nnodes; i++)
         if (direct_take(e, k->nodes[i]))
@@ -1170,12 +1183,12 @@ static void emit_ew_gather(E *e)
             coords_from(e, t, all, "i", "t", in);
         }
         for (int b = 0; b < k->nargs && phase > 0; b++)
-            if (ki->arg_ew[b] && !ki->bcast_all[b] && (phase == 2 || take_of(e, true, 1, b)))
+            if (point_arg(e, b) && (phase == 2 || take_of(e, true, 1, b)))
                 P("%sconst %s x%d = xa%d[k];\n", in, CT(e, dt(e, k->args[b])), b, b);
         if (phase == 0) {
             loads(e, in, true);
             for (int b = 0; b < k->nargs; b++)
-                if (ki->arg_ew[b] && !ki->bcast_all[b])
+                if (point_arg(e, b))
                     P("%sxa%d[k] = x%d;\n", in, b, b);
         } else if (phase == 1) {
             gathers(e, "i < n", in);
@@ -1194,15 +1207,8 @@ static void emit_ew_gather(E *e)
 
 static void emit_ew_strided(E *e, bool w64)
 {
-    const kf_cg_kinfo *ki = e->ki;
     ix t = ix_of(e, w64);
-    entry_head(e, w64 ? KF_CG_S64 : KF_CG_S32);
-    prologue(e, true);
-    P("    const %s n = (%s)m.v[0];\n", t.IX, t.IX);
-    uint8_t all = (uint8_t)((1u << ki->R) - 1);
-    dims_decl(e, t, coord_dims(e, all));
-    strides_decl(e, t, true);
-    bcast_loads(e);
+    uint8_t all = strided_head(e, t, w64 ? KF_CG_S64 : KF_CG_S32);
     grid_loop_vars(e, t, true);
     ew_loop(e, t, "i", "tid", "n", "nth");
     coords_from(e, t, all, "i", "t", "        ");
@@ -1688,8 +1694,6 @@ static int red_inner(const E *e)
     return d;
 }
 
-/* Is arg b read at each point (not loaded once)? */
-static bool point_arg(const E *e, int b) { return e->ki->arg_ew[b] && !e->ki->bcast_all[b]; }
 
 /* gvec: is every group of KF_CG_RED_GROUP reduced elements (starting at a
  * multiple of it) the same run of consecutive elements in each arg read
@@ -1939,11 +1943,9 @@ static void scratch_decl(E *e, ix t, bool tile)
     }
 }
 
-/* Tree steps through the block's shared slots: store acc (ai) in slot lid,
- * then for s = first, first / 2, ... > stop fold slot lid + s into slot lid
- * where who < s, with a barrier after each step (every thread of the block
- * reaches every barrier). */
-static void slot_steps(E *e, const red *r, const char *acc, const char *ai, int first, int stop, const char *who)
+/* The block's shared slots sv (si) of reduction r: acc (ai) stored in
+ * slot lid, then a barrier. */
+static void slots_store(E *e, const red *r, const char *acc, const char *ai)
 {
     const kf_cg_spell *sp = e->sp;
     P("            %s%s *sv = (%s%s *)kf_sv;\n", sp->shared_ptr, r->acc, sp->shared_ptr, r->acc);
@@ -1953,19 +1955,34 @@ static void slot_steps(E *e, const red *r, const char *acc, const char *ai, int 
     if (r->arg)
         P("            si[lid] = %s;\n", ai);
     P("            %s;\n", sp->barrier);
+}
+
+/* One fold of the tree: slot v + s into slot v. */
+static void slot_fold(E *e, const red *r, const char *v, const char *ind)
+{
+    P("%s%s a = sv[%s];\n", ind, r->acc, v);
+    if (r->arg)
+        P("%s%s ia = si[%s];\n", ind, I64(e), v);
+    P("%sconst %s b = sv[%s + s];\n", ind, r->acc, v);
+    if (r->arg)
+        P("%sconst %s ib = si[%s + s];\n", ind, I64(e), v);
+    red_fold(e, r, "a", "ia", "b", "ib", ind);
+    P("%ssv[%s] = a;\n", ind, v);
+    if (r->arg)
+        P("%ssi[%s] = ia;\n", ind, v);
+}
+
+/* Tree steps through the block's shared slots: store acc (ai) in slot lid,
+ * then for s = first, first / 2, ... > stop fold slot lid + s into slot lid
+ * where who < s, with a barrier after each step (every thread of the block
+ * reaches every barrier). */
+static void slot_steps(E *e, const red *r, const char *acc, const char *ai, int first, int stop, const char *who)
+{
+    slots_store(e, r, acc, ai);
     P("            for (%s s = %d; s > %d; s >>= 1) {\n", U32(e), first, stop);
     P("                if (%s < s) {\n", who);
-    P("                    %s a = sv[lid];\n", r->acc);
-    if (r->arg)
-        P("                    %s ia = si[lid];\n", I64(e));
-    P("                    const %s b = sv[lid + s];\n", r->acc);
-    if (r->arg)
-        P("                    const %s ib = si[lid + s];\n", I64(e));
-    red_fold(e, r, "a", "ia", "b", "ib", "                    ");
-    P("                    sv[lid] = a;\n");
-    if (r->arg)
-        P("                    si[lid] = ia;\n");
-    P("                }\n                %s;\n            }\n", sp->barrier);
+    slot_fold(e, r, "lid", "                    ");
+    P("                }\n                %s;\n            }\n", e->sp->barrier);
 }
 
 /* Steps 16 ... 1 across the lanes of a warp by shuffles, into acc (ai);
@@ -1990,26 +2007,11 @@ static void shuffle_steps(E *e, const red *r, const char *acc, const char *ai, c
  * each stretch between barriers into a loop over them). */
 static void serial_steps(E *e, const red *r, const char *acc, const char *ai)
 {
-    const kf_cg_spell *sp = e->sp;
-    P("            %s%s *sv = (%s%s *)kf_sv;\n", sp->shared_ptr, r->acc, sp->shared_ptr, r->acc);
-    if (r->arg)
-        P("            %s%s *si = kf_si;\n", sp->shared_ptr, I64(e));
-    P("            sv[lid] = %s;\n", acc);
-    if (r->arg)
-        P("            si[lid] = %s;\n", ai);
-    P("            %s;\n            if (lid == 0) {\n", sp->barrier);
+    slots_store(e, r, acc, ai);
+    P("            if (lid == 0) {\n");
     P("                for (%s s = %d; s > 0; s >>= 1)\n", U32(e), KF_CG_BLOCK / 2);
     P("                    for (%s v = 0; v < s; v++) {\n", U32(e));
-    P("                        %s a = sv[v];\n", r->acc);
-    if (r->arg)
-        P("                        %s ia = si[v];\n", I64(e));
-    P("                        const %s b = sv[v + s];\n", r->acc);
-    if (r->arg)
-        P("                        const %s ib = si[v + s];\n", I64(e));
-    red_fold(e, r, "a", "ia", "b", "ib", "                        ");
-    P("                        sv[v] = a;\n");
-    if (r->arg)
-        P("                        si[v] = ia;\n");
+    slot_fold(e, r, "v", "                        ");
     P("                    }\n                %s = sv[0];\n", acc);
     if (r->arg)
         P("                %s = si[0];\n", ai);
