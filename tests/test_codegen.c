@@ -300,9 +300,9 @@ static void emit_case(tcase *c, const kf_cg_caps *devcaps)
         for (int v = 0; s == KF_OK && v < KF_CG_VARIANT_COUNT; v++) {
             char nm[KF_CG_NAME_MAX + 2];
             kf_cg_entry_name(a, (kf_cg_variant)v, nm, KF_CG_NAME_MAX);
-            bool mine = (a->kind == KF_KERNEL_EW) == (v <= KF_CG_G64) && !(v == KF_CG_C32 && !a->has_c32) &&
+            bool mine = (a->kind == KF_KERNEL_EW) == (v <= KF_CG_H64) && !(v == KF_CG_C32 && !a->has_c32) &&
                         !(v == KF_CG_S32 && !a->has_s32) && !(v == KF_CG_B64 && !a->bsplit) &&
-                        !(v == KF_CG_G64 && !a->has_g64);
+                        !(v == KF_CG_G64 && !a->has_g64) && !(v == KF_CG_H64 && !a->has_h64);
             CHECK_MSG(mine == (nm[0] != 0), "%s: kernel %d: entry name of variant %d", c->name, k, v);
             if (!mine)
                 continue;
@@ -541,6 +541,7 @@ static cldev D;
 static double ocl_build_seconds, ocl_run_seconds;
 static int b64_launches;   /* forced b64 runs that fit: the corpus must reach it */
 static int g64_launches;   /* forced g64 runs (kernels with a direct take) */
+static int h64_launches;   /* forced h64 runs (where c64 would run) */
 
 static bool has_ext(const char *exts, const char *e)
 {
@@ -731,7 +732,7 @@ static void *dbuf_read(const dbuf *b)
 }
 
 /* Variants that may replace the picked one: any with a larger index width,
- * strided for contiguous, and b64 where the kernel has it (its launch is
+ * strided for contiguous, h64 for c64, and b64 where the kernel has it (its launch is
  * empty where the layout does not fit it; the rule's is used then). */
 static kf_cg_variant force_variant(const kf_cg_kabi *a, kf_cg_variant picked, int force)
 {
@@ -744,6 +745,8 @@ static kf_cg_variant force_variant(const kf_cg_kabi *a, kf_cg_variant picked, in
         return a->bsplit ? f : picked;
     if (f == KF_CG_G64)
         return a->has_g64 ? f : picked;
+    if (f == KF_CG_H64)   /* where c64 would run */
+        return a->has_h64 && picked == KF_CG_C64 ? f : picked;
     if (f > KF_CG_S64)
         return picked;
     bool pc = picked == KF_CG_C32 || picked == KF_CG_C64, p64 = picked == KF_CG_C64 || picked == KF_CG_S64;
@@ -824,8 +827,9 @@ static bool cl_run(tcase *c, cl_program prog, const kf_host_array *inputs, const
                  * one element per thread for small calls and takes */
                 kf_cg_variant f = ro->force < 0 ? L.l[0].variant
                                                 : force_variant(abi, kf_cg_pick_variant(abi, meta, NULL), ro->force);
-                if (f != L.l[0].variant)   /* the programs are a GPU's code: warp and g64 are there */
-                    kf_cg_launch_variant(abi, meta, f, D.cu, gpu || f == KF_CG_WARP || f == KF_CG_G64, ro->grid, &L);
+                if (f != L.l[0].variant)   /* the programs are a GPU's code: warp, g64 and h64 are there */
+                    kf_cg_launch_variant(abi, meta, f, D.cu, gpu || f == KF_CG_WARP || f == KF_CG_G64 || f == KF_CG_H64,
+                                         ro->grid, &L);
                 if (L.n == 0)   /* warp where an output has more than one tile, b64 where the layout does not fit */
                     kf_cg_launch_rule(abi, meta, NULL, D.cu, gpu, ro->grid, &L);
             }
@@ -833,6 +837,7 @@ static bool cl_run(tcase *c, cl_program prog, const kf_host_array *inputs, const
                 *seq_mask |= 1ull << k;
             b64_launches += L.n > 0 && L.l[0].variant == KF_CG_B64;
             g64_launches += L.n > 0 && L.l[0].variant == KF_CG_G64;
+            h64_launches += L.n > 0 && L.l[0].variant == KF_CG_H64;
         }
         cl_mem scratch = NULL;
         if (ok && L.scratch_bytes) {
@@ -1120,7 +1125,9 @@ static void test_abi(void)
         CHECK_MSG(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == (uint64_t)(100000000 / a->vecw + 255) / 256,
                   "gpu grid %llu (vecw %d)", (unsigned long long)L.l[0].grid, a->vecw);
         /* ... unless the vectors would not give every compute unit a block:
-         * then one element per thread (strided), here 132 SMs */
+         * then one element per thread (strided), here 132 SMs; x5 has no
+         * branches, so no h64 */
+        CHECK(!a->branchy && !a->has_h64);
         meta[0] = meta[1] = 4 * 256 * 131;
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_S64 && L.l[0].grid == 4 * 131);
@@ -1196,6 +1203,35 @@ static void test_abi(void)
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_S32);
         meta[5] = (int64_t)1 << 40;
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_S64);
+    }
+    c = find_case("boxplus");
+    if (a && c) {   /* log1p: branchy, so h64 */
+        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);
+        CHECK(a->branchy && a->has_h64 && a->vecw == 4 &&
+              strcmp(a->entry[KF_CG_H64] + strlen(a->entry[KF_CG_H64]) - 4, "_h64") == 0);
+        int64_t sym[1] = { 10 };
+        CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, NULL, meta, err, sizeof err), KF_OK);
+        /* on a GPU the widest of c64, h64 and s64 whose grid fills 8 blocks
+         * per compute unit (132 SMs), else s64 */
+        meta[0] = meta[1] = 4 * 256 * 8 * 132;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 8 * 132);
+        meta[0] = meta[1] = 4 * 256 * 8 * 132 - 4;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 16 * 132 &&
+              L.l[0].entry == a->entry[KF_CG_H64]);
+        meta[0] = meta[1] = 2 * 256 * 8 * 132 + 1;   /* the last thread has one element */
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 8 * 132 + 1);
+        meta[0] = meta[1] = 2 * 256 * 8 * 132 - 2;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_S64 && L.l[0].grid == 16 * 132);
+        kf_cg_launch_rule(a, meta, NULL, 132, false, 0, &L);   /* not on a CPU */
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
+        kf_cg_launch_variant(a, meta, KF_CG_H64, 132, false, 0, &L);   /* no h64 off a GPU */
+        CHECK(L.n == 0);
+        kf_cg_launch_variant(a, meta, KF_CG_H64, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 8 * 132);
     }
     c = find_case("bcastone");
     if (a && c) {   /* x[n,4] with b[1] and c[1,1], broadcast on every dim: read once, so contiguous */
@@ -1477,18 +1513,18 @@ static const runopt runs_full[] = {
     { 0, 5, KF_CG_S64, false }, { 1, 0, -1, false },       { 2, 7, -1, false },        { 0, 2, KF_CG_SEQ, false },
     { 0, 0, KF_CG_TILE, false }, { 1, 3, KF_CG_WARP, false }, { 0, 0, KF_CG_B64, false }, { 0, 3, KF_CG_B64, false },
     { 0, 0, KF_CG_C64, true }, { 2, 0, KF_CG_S32, true },  { 0, 0, KF_CG_B64, true },  { 1, 0, -1, true },
-    { 1, 2, KF_CG_G64, false }, { 2, 0, KF_CG_G64, true },
+    { 1, 2, KF_CG_G64, false }, { 2, 0, KF_CG_G64, true }, { 0, 3, KF_CG_H64, false }, { 0, 0, KF_CG_H64, true },
 };
 static const runopt runs_random[] = {
     { 0, 0, -1, false },        { 0, 1, -1, false },        { 0, 3, KF_CG_S32, false },
     { 1, 0, -1, false },        { 2, 7, -1, false },        { 0, 2, KF_CG_SEQ, false },
     { 0, 0, KF_CG_TILE, false }, { 0, 2, KF_CG_WARP, false }, { 0, 2, KF_CG_B64, false },
-    { 0, 3, KF_CG_G64, false },
+    { 0, 3, KF_CG_G64, false }, { 0, 2, KF_CG_H64, false },
 };
 static const runopt runs_short[] = {
     { 0, 0, -1, false },        { 1, 3, KF_CG_S32, false }, { 2, 2, KF_CG_SEQ, false }, { 0, 1, KF_CG_TILE, false },
     { 1, 0, KF_CG_WARP, false }, { 0, 2, KF_CG_B64, false }, { 0, 0, KF_CG_C64, true },  { 0, 0, KF_CG_B64, true },
-    { 0, 0, KF_CG_G64, true },
+    { 0, 0, KF_CG_G64, true }, { 0, 0, KF_CG_H64, true },
 };
 /* the per-dtype graphs: the picked variant only (sizes small and mid reach
  * both reduction paths); every distinct entry launched costs a JIT on PoCL */
@@ -1712,9 +1748,11 @@ int main(void)
         if (one_pass)
             clReleaseProgram(one_pass);
         printf("OpenCL build: %.2fs\n", ocl_build_seconds);
-        printf("OpenCL runs: %.2fs (%d b64 launches, %d g64)\n", ocl_run_seconds, b64_launches, g64_launches);
+        printf("OpenCL runs: %.2fs (%d b64 launches, %d g64, %d h64)\n", ocl_run_seconds, b64_launches, g64_launches,
+               h64_launches);
         CHECK_MSG(b64_launches > 0, "no case ran the b64 variant");
         CHECK_MSG(g64_launches > 0, "no case ran the g64 variant");
+        CHECK_MSG(h64_launches > 0, "no case ran the h64 variant");
     } else {
         printf("OpenCL: no device, build and runs skipped\n");
     }

@@ -643,18 +643,38 @@ static void test_threads(kf_context *ctx)
  * 1024 points per compute unit (here one more block, of 5 points); every
  * element against the interpreter, dense and strided (some indices out of
  * range: the flag and the zeros). */
-static void test_wide_gather(kf_context *ctx, const kf_device_info *info)
+/* Sizes where a GPU's launch rule leaves the small-call paths: a gather
+ * past g64's threshold (24 blocks of 1024 points per compute unit), and a
+ * contiguous call between one and two full waves (8 blocks of 256 threads
+ * per compute unit) of 4-element vectors, where a branchy kernel (div,
+ * sqrt) runs h64: 2 f32 per 8-byte vector, 2 f64 per 16-byte one; odd
+ * sizes leave a tail.  Only correctly rounded ops, so the f64 output is
+ * exact.  Dense and strided, every element against the interpreter. */
+static void test_wide(kf_context *ctx, const kf_device_info *info)
 {
-    static const char text[] = "kfuse 1\ngraph wide(p: i32[n], b: f32[n], v: f32[k]) -> (y) {\n"
-                               "  y = add (take v, p), (mul 2.0, b)\n}\n";
-    kf_module *m = NULL;
-    kf_program *p = text_program(ctx, text, &m);
-    int64_t n = 24LL * 1024 * (info->compute_units > 0 ? info->compute_units : 1) + 5;
-    for (int strided = 0; p && strided < 2; strided++)
-        run_case(ctx, p, kf_module_graph(m, 0), n, strided, 91 + (uint64_t)strided,
-                 strided ? "wide gather, strided" : "wide gather");
-    kf_module_free(m);
-    kf_program_free(p);
+    static const struct {
+        const char *text, *label;
+        int64_t per_cu;
+    } cases[] = {
+        { "kfuse 1\ngraph wide(p: i32[n], b: f32[n], v: f32[k]) -> (y) {\n  y = add (take v, p), (mul 2.0, b)\n}\n",
+          "wide gather", 24 * 1024 },
+        { "kfuse 1\ngraph half(a: f32[n], b: f32[n], c: f64[n]) -> (y, z) {\n"
+          "  y = div (add 1.0, a), (add (sqrt (mul b, b)), 0.5)\n  z = mul c, (cast y, f64)\n}\n",
+          "half vectors", 8 * 256 * 3 },
+    };
+    int64_t cu = info->compute_units > 0 ? info->compute_units : 1;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kf_module *m = NULL;
+        kf_program *p = text_program(ctx, cases[i].text, &m);
+        char label[64];
+        for (int strided = 0; p && strided < 2; strided++) {
+            snprintf(label, sizeof label, "%s%s", cases[i].label, strided ? ", strided" : "");
+            run_case(ctx, p, kf_module_graph(m, 0), cases[i].per_cu * cu + 5, strided, 91 + (uint64_t)strided + 2 * i,
+                     label);
+        }
+        kf_module_free(m);
+        kf_program_free(p);
+    }
 }
 
 static void test_backend(kf_backend b, int argc, char **argv)
@@ -687,7 +707,7 @@ static void test_backend(kf_backend b, int argc, char **argv)
     test_errors(ctx, other);
     test_threads(ctx);
     test_fold_order(ctx, info.fp64);
-    test_wide_gather(ctx, &info);
+    test_wide(ctx, &info);
     if (argc > 1) {
         for (int i = 1; i < argc; i++)
             run_file(ctx, argv[i], 42);

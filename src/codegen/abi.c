@@ -12,7 +12,7 @@
 #include <string.h>
 #include <xxhash.h>
 
-static const char *const variant_names[KF_CG_VARIANT_COUNT] = { "c32", "c64", "s32", "s64", "b64", "g64",
+static const char *const variant_names[KF_CG_VARIANT_COUNT] = { "c32", "c64", "s32", "s64", "b64", "g64", "h64",
                                                                     "seq", "tile", "comb", "warp" };
 
 const char *kf_cg_variant_name(kf_cg_variant v)
@@ -214,6 +214,25 @@ void kf_cg_kinfo_free(kf_cg_kinfo *ki)
  * other dim, all on the same run (discount's mb[m,k] against [t,m,k]).
  * b64 reads such an arg once per block for every step of the leading dims
  * in turn, where the other variants walk the whole space once per step. */
+/* Ops whose GPU code branches on the operands (a slow path for rare
+ * inputs: division and remainder, square roots, sin/cos/tan's large
+ * arguments, pow, ...).  NVCC then runs the elements of one thread's
+ * vector one after another instead of interleaving them.  Seen in the SASS
+ * of a one-op c64 kernel (f32, sm_90): these have 7 to 47 branches or
+ * calls, every other float op 2 (the loop's own), exp, log and tanh
+ * included. */
+static bool branchy_op(kf_op op)
+{
+    switch (op) {
+    case KF_OP_DIV: case KF_OP_MOD: case KF_OP_RCP: case KF_OP_SQRT: case KF_OP_RSQRT: case KF_OP_SIN:
+    case KF_OP_COS: case KF_OP_TAN: case KF_OP_POW: case KF_OP_ATAN2: case KF_OP_HYPOT: case KF_OP_SIGMOID:
+    case KF_OP_LOG1P:
+        return true;
+    default:
+        return false;
+    }
+}
+
 static void lead_split(kf_cg_kinfo *ki)
 {
     const kf_kernel *k = ki->k;
@@ -380,8 +399,10 @@ kf_status kf_cg_kinfo_init(kf_cg_kinfo *ki, const kf_plan *p, int kidx, char *er
     }
     if (k->kind == KF_KERNEL_EW)
         lead_split(ki);
-    for (int i = 0; i < k->nnodes && k->kind == KF_KERNEL_EW; i++)
+    for (int i = 0; i < k->nnodes && k->kind == KF_KERNEL_EW; i++) {
         ki->gather = ki->gather || kf_cg_direct_take(ki, k->nodes[i]);
+        ki->branchy = ki->branchy || branchy_op((kf_op)g->nodes[k->nodes[i]].op);
+    }
     /* contiguous variants: 16 bytes of the smallest element per thread step */
     size_t minsz = 8;
     for (int b = 0; b < ki->nb; b++) {
@@ -393,6 +414,7 @@ kf_status kf_cg_kinfo_init(kf_cg_kinfo *ki, const kf_plan *p, int kidx, char *er
             minsz = s;
     }
     ki->vecw = (int)(KF_CG_VEC_BYTES / minsz);
+    ki->half = ki->branchy && !ki->ntake && !ki->coords && ki->vecw >= 4;
     ki->m_shape = 1;
     ki->m_strides = 1 + ki->R;
     ki->m_offsets = ki->m_strides + ki->nb * ki->R;
@@ -439,6 +461,8 @@ kf_status kf_cg_kernel_abi(const kf_plan *p, int k, kf_cg_kabi *a, char *err, si
     a->has_c32 = kk->kind == KF_KERNEL_EW && ki.coords != 0;
     a->has_s32 = kk->kind == KF_KERNEL_EW && ki.R >= 2;
     a->has_g64 = ki.gather;
+    a->branchy = ki.branchy;
+    a->has_h64 = ki.half;
     a->bsplit = ki.bsplit;
     a->has_err = kk->has_take;
     a->has_scratch = kk->kind == KF_KERNEL_REDUCE;
@@ -496,9 +520,9 @@ void kf_cg_entry_name(const kf_cg_kabi *a, kf_cg_variant v, char *buf, size_t le
 {
     if (!len)
         return;
-    bool ew = v <= KF_CG_G64, red = v >= KF_CG_SEQ && v <= KF_CG_WARP;
+    bool ew = v <= KF_CG_H64, red = v >= KF_CG_SEQ && v <= KF_CG_WARP;
     if ((v == KF_CG_C32 && !a->has_c32) || (v == KF_CG_S32 && !a->has_s32) || (v == KF_CG_B64 && !a->bsplit) ||
-        (v == KF_CG_G64 && !a->has_g64))
+        (v == KF_CG_G64 && !a->has_g64) || (v == KF_CG_H64 && !a->has_h64))
         ew = false;
     if ((a->kind == KF_KERNEL_EW && ew) || (a->kind == KF_KERNEL_REDUCE && red))
         kf_snprintf(buf, len, "%s_%s", a->prefix, variant_names[v]);
@@ -741,6 +765,13 @@ static bool b64_fits(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *a
     return true;
 }
 
+/* Elements a thread of EW variant v moves: a vector for c32 and c64, half
+ * of one for h64, else one (b64 and g64 count their threads themselves). */
+static uint64_t ew_width(const kf_cg_kabi *a, kf_cg_variant v)
+{
+    return (uint64_t)(v == KF_CG_C32 || v == KF_CG_C64 ? a->vecw : v == KF_CG_H64 ? a->vecw / 2 : 1);
+}
+
 /* kf_cg_launch_variant for a v whose layout conditions the caller has
  * checked (b64_fits for b64). */
 static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int compute_units, bool gpu,
@@ -749,9 +780,10 @@ static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, 
     memset(out, 0, sizeof *out);
     if (a->kind == KF_KERNEL_EW) {
         uint64_t n = (uint64_t)meta[0];
-        if (n == 0 || v > KF_CG_G64 || (v == KF_CG_G64 && (!a->has_g64 || !gpu)))
+        if (n == 0 || v > KF_CG_H64 || (v == KF_CG_G64 && (!a->has_g64 || !gpu)) ||
+            (v == KF_CG_H64 && (!a->has_h64 || !gpu)))
             return;
-        uint64_t threads = (v == KF_CG_C32 || v == KF_CG_C64) ? (n + (uint64_t)a->vecw - 1) / (uint64_t)a->vecw : n;
+        uint64_t w = ew_width(a, v), threads = (n + w - 1) / w;
         if (v == KF_CG_G64)   /* KF_CG_GATHER_ELEMS points per thread, a block per 1024 */
             threads = (n + KF_CG_BLOCK * KF_CG_GATHER_ELEMS - 1) / (KF_CG_BLOCK * KF_CG_GATHER_ELEMS) * KF_CG_BLOCK;
         if (v == KF_CG_B64) {   /* every step of the outer dims, a block per 256 vectors of the inner ones */
@@ -809,26 +841,46 @@ void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_varian
         launches(a, meta, v, compute_units, gpu, grid_override, out);
 }
 
-/* On a GPU a contiguous call runs one element per thread instead (the
- * strided variant, same results) in two cases:
- * - its vectors would fill fewer blocks than the device has compute units:
- *   vecw times the threads, each with a vecw times shorter chain.  On an
- *   H200 at 2^12 and 2^16 elements: gather_boxplus 7.7 -> 5.4 and 8.1 ->
- *   6.1 us, the 40-op chain 5.5 -> 4.8 us, memory-bound kernels unchanged;
- *   from 2^20, where vectors fill the device, x5 loses 13% one element per
- *   thread, so this stops there;
- * - the kernel gathers (take): a gathered load waits on a scattered read,
- *   and more threads keep more of them in flight.  gather_boxplus (f64) on
- *   an H100, one pass: 28 registers against 48 and a spill with vectors of
- *   4, and 19 against 24 us at 2^20, 773 against 825 us at 2^26. */
-static kf_cg_variant per_element(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int cu, bool gpu)
+/* On a GPU a contiguous call moves fewer elements per thread where its
+ * vectors would not fill the device:
+ * - one element per thread (the strided variant, same results) where the
+ *   vectors would not give every compute unit a block: vecw times the
+ *   threads, each with a vecw times shorter chain.  On an H200 at 2^12 and
+ *   2^16 elements: gather_boxplus 7.7 -> 5.4 and 8.1 -> 6.1 us, the 40-op
+ *   chain 5.5 -> 4.8 us, memory-bound kernels unchanged; from 2^20 x5 loses
+ *   13% one element per thread.
+ * - A branchy body (kf_cg_kabi.branchy) runs the elements of a vector one
+ *   after another, so it wants more threads for longer: it takes the widest
+ *   of c, h64 (half vectors) and one element per thread whose grid fills
+ *   WAVE_BLOCKS_PER_CU blocks per compute unit (8 blocks of 256 threads: a
+ *   full SM of an H100), else one element per thread.  On an H100, kfbench
+ *   A/B (bench/results/h100-2026-11-22-s10-width.md): boxplus at 2^18 5.6 ->
+ *   5.4 us, 2^20 (h64) 8.7 -> 8.3; the 40-op chain at 2^18 6.5 -> 6.1, 2^19
+ *   8.3 -> 7.9, 2^20 10.8 -> 10.5.  Bodies without branches lost up to 6%
+ *   this way (x5 and gelu at 2^19), so they keep the first rule.
+ * - A kernel that gathers (take) runs one point per thread at any size: a
+ *   gathered load waits on a scattered read, and more threads keep more of
+ *   them in flight (gather_boxplus, f64, on an H100, one pass: 28 registers
+ *   against 48 and a spill with vectors of 4, and 19 against 24 us at 2^20,
+ *   773 against 825 us at 2^26); g64 takes over at larger sizes, below. */
+enum { WAVE_BLOCKS_PER_CU = 8 };
+
+static kf_cg_variant narrow(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int cu, bool gpu)
 {
     if (!gpu || (v != KF_CG_C32 && v != KF_CG_C64))
         return v;
-    uint64_t vecs = ((uint64_t)meta[0] + (uint64_t)a->vecw - 1) / (uint64_t)a->vecw; /* threads, as launched */
-    if (!a->ntake && (cu <= 0 || (vecs + KF_CG_BLOCK - 1) / KF_CG_BLOCK >= (uint64_t)cu))
+    kf_cg_variant s = v == KF_CG_C32 && a->has_s32 ? KF_CG_S32 : KF_CG_S64;
+    if (a->ntake)
+        return s;
+    if (cu <= 0)
         return v;
-    return v == KF_CG_C32 && a->has_s32 ? KF_CG_S32 : KF_CG_S64;
+    uint64_t n = (uint64_t)meta[0], w = (uint64_t)a->vecw;
+    uint64_t fill = (a->branchy ? (uint64_t)WAVE_BLOCKS_PER_CU : 1) * (uint64_t)cu * KF_CG_BLOCK; /* threads */
+    if ((n + w - 1) / w >= fill)
+        return v;
+    if (v == KF_CG_C64 && a->has_h64 && (n + w / 2 - 1) / (w / 2) >= fill)
+        return KF_CG_H64;
+    return s;
 }
 
 /* g64 replaces one point per thread on a GPU from this many of its blocks
@@ -847,7 +899,7 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
         v = KF_CG_TILE;
     if (gpu && (v == KF_CG_S32 || v == KF_CG_S64) && b64_fits(a, meta, addrs))
         v = KF_CG_B64;
-    v = per_element(a, meta, v, compute_units, gpu);
+    v = narrow(a, meta, v, compute_units, gpu);
     if (gpu && a->has_g64 && (v == KF_CG_S32 || v == KF_CG_S64) && compute_units > 0 &&
         (uint64_t)meta[0] >= (uint64_t)G64_BLOCKS_PER_CU * (uint64_t)compute_units * KF_CG_BLOCK * KF_CG_GATHER_ELEMS)
         v = KF_CG_G64;

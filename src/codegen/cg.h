@@ -33,6 +33,7 @@ typedef struct kf_cg_spell {
     const char *sfx_i64, *sfx_u64;         /* literal suffixes of 64-bit integers */
     kf_cg_wrap f32_from_bits, f32_to_bits; /* reinterpret unsigned int <-> float */
     kf_cg_wrap f64_from_bits, f64_to_bits; /* reinterpret 64-bit unsigned <-> double */
+    const char *make_uint2;         /* "make_uint2(" / "(uint2)(" */
     const char *make_uint4;         /* "make_uint4(" / "(uint4)(" */
     const char *unroll;             /* line before a loop to unroll, or "" */
     const char *no_unroll;          /* line before a loop not to unroll, or "" */
@@ -79,6 +80,8 @@ typedef struct kf_cg_kinfo {
     int vecw;                       /* contiguous variants: elements per thread step (16 / smallest size) */
     uint8_t coords;                 /* mask of iteration dims whose coordinate the body needs (iota) */
     bool gather;                    /* EW with a direct take (kf_cg_direct_take): g64 exists */
+    bool branchy;                   /* EW with an op that branches on its operands on a GPU (abi.c) */
+    bool half;                      /* h64 exists: branchy, no take, no coordinates, vecw >= 4 */
     int nred;                       /* REDUCE: outs that are reductions */
     /* meta layout */
     int m_shape, m_strides, m_offsets, m_take, m_count;

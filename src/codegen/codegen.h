@@ -71,7 +71,9 @@
  * and kf_cg_entry_name gives "" for the missing one.  b64: c walking the
  * outer dims innermost (args broadcast on them).  g64 (GPUs, kernels with
  * a direct take, kf_cg_direct_take): s with 4 points per thread, their
- * gathers issued together.  REDUCE: seq = one thread per output, a sequential
+ * gathers issued together.  h64 (GPUs, branchy kernels, kabi.has_h64): c
+ * with 8-byte vectors, for calls too small to fill the device with c's.
+ * REDUCE: seq = one thread per output, a sequential
  * loop over the reduced elements; tile = pass 1, one block per (output,
  * chunk), a chunk being a run of tiles of KF_CG_TILE_ELEMS reduced elements
  * (kf_cg_red_chunks), writing the output directly when an output has one
@@ -118,7 +120,7 @@ typedef struct kf_cg_caps {
 } kf_cg_caps;
 
 typedef enum kf_cg_variant {
-    KF_CG_C32, KF_CG_C64, KF_CG_S32, KF_CG_S64, KF_CG_B64, KF_CG_G64, /* EW kernels */
+    KF_CG_C32, KF_CG_C64, KF_CG_S32, KF_CG_S64, KF_CG_B64, KF_CG_G64, KF_CG_H64, /* EW kernels */
     KF_CG_SEQ, KF_CG_TILE, KF_CG_COMB, KF_CG_WARP,/* REDUCE kernels */
     KF_CG_VARIANT_COUNT
 } kf_cg_variant;
@@ -177,6 +179,8 @@ typedef struct kf_cg_kabi {
     int vecw;               /* contiguous variants: elements per thread step */
     bool has_c32, has_s32;  /* the 32-bit EW variants exist (see "Variants") */
     bool has_g64;           /* g64 exists: an EW kernel with a direct take (GPUs only) */
+    bool branchy;           /* EW whose body branches on its operands on a GPU (division, sqrt, sin, ...) */
+    bool has_h64;           /* h64 exists: branchy, no take, no coordinates, vecw >= 4 (GPUs only) */
     int bsplit;             /* b64 exists (> 0): the KF_CG_BUF_LEAD args are broadcast on dims
                              * 0..bsplit-1 and no other, every other buffer is full */
     bool has_err;           /* the error-flag parameter is present (k->has_take) */

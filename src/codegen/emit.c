@@ -799,6 +799,7 @@ static const char *const variant_doc[KF_CG_VARIANT_COUNT] = {
     "strided, 64-bit indices",
     "contiguous, 16-byte vectors, 64-bit indices, outer dims innermost (args broadcast on them read once per block)",
     "strided, 64-bit indices, 4 points per thread 256 apart: their loads, their gathers, then their math",
+    "contiguous, 8-byte vectors, 64-bit indices",
     "one thread per output, reduced elements in order",
     "pass 1: one block per (output, chunk of tiles); final when one chunk, else partials to scratch",
     "pass 2: one block per output combines its chunks from scratch",
@@ -1304,7 +1305,7 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
     bool bc = var == KF_CG_B64;
     const char *out_v = bc ? "ov" : "iv";   /* the outputs' vector index */
     ix t = ix_of(e, var != KF_CG_C32);
-    int W = ki->vecw;
+    int W = var == KF_CG_H64 ? ki->vecw / 2 : ki->vecw;
     entry_head(e, var);
     prologue(e, true);
     P("    const %s n = (%s)m.v[0];\n", t.IX, t.IX);
@@ -1357,20 +1358,18 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
         if (isarg && (!ki->arg_ew[b] || ki->bcast_all[b]))
             continue;
         int32_t n = isarg ? k->args[b] : k->outs[b - k->nargs];
-        int s = (int)kf_dtype_size(dt(e, n));
-        int words = W * s / 4, vecs = words / 4;
+        int words = W * (int)kf_dtype_size(dt(e, n)) / 4, u = words < 4 ? words : 4, vecs = words / u;
         const char *vi = bc && !ki->bcast_lead[b] ? "ov" : "iv";   /* this buffer's vector */
         if (isarg) {
             P("        %s w%d[%d];\n", U32(e), b, words);
             for (int v = 0; v < vecs; v++) {
-                if (vecs == 1)
-                    P("        {\n            const uint4 u = ((%sconst uint4 *)p%d)[%s];\n", sp->global, b, vi);
-                else
-                    P("        {\n            const uint4 u = ((%sconst uint4 *)p%d)[%s * %d + %d];\n", sp->global, b, vi,
-                      vecs, v);
-                P("            w%d[%d] = u.x;\n            w%d[%d] = u.y;\n            w%d[%d] = u.z;\n"
-                  "            w%d[%d] = u.w;\n        }\n",
-                  b, 4 * v, b, 4 * v + 1, b, 4 * v + 2, b, 4 * v + 3);
+                P("        {\n            const uint%d u = ((%sconst uint%d *)p%d)[%s", u, sp->global, u, b, vi);
+                if (vecs > 1)
+                    P(" * %d + %d", vecs, v);
+                P("];\n");
+                for (int c = 0; c < u; c++)
+                    P("            w%d[%d] = u.%c;\n", b, u * v + c, "xyzw"[c]);
+                P("        }\n");
             }
         } else {
             P("        %s w%d[%d] = { 0 };\n", U32(e), b, words);
@@ -1419,15 +1418,15 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
     P("        }\n");
     for (int j = 0; j < k->nouts; j++) {
         int b = k->nargs + j;
-        int vecs = W * (int)kf_dtype_size(dt(e, k->outs[j])) / 16;
+        int words = W * (int)kf_dtype_size(dt(e, k->outs[j])) / 4, u = words < 4 ? words : 4, vecs = words / u;
         for (int v = 0; v < vecs; v++) {
-            P("        ((%suint4 *)q%d)[", sp->global, j);
-            if (vecs == 1)
-                P("%s", out_v);
-            else
-                P("%s * %d + %d", out_v, vecs, v);
-            P("] = %sw%d[%d], w%d[%d], w%d[%d], w%d[%d]);\n", sp->make_uint4, b, 4 * v, b, 4 * v + 1, b, 4 * v + 2, b,
-              4 * v + 3);
+            P("        ((%suint%d *)q%d)[%s", sp->global, u, j, out_v);
+            if (vecs > 1)
+                P(" * %d + %d", vecs, v);
+            P("] = %s", u == 4 ? sp->make_uint4 : sp->make_uint2);
+            for (int c = 0; c < u; c++)
+                P("%sw%d[%d]", c ? ", " : "", b, u * v + c);
+            P(");\n");
         }
     }
     P("    }\n");
@@ -2329,6 +2328,8 @@ static void emit_kernel(E *e)
         if (ki->coords)
             emit_ew_contig(e, KF_CG_C32);
         emit_ew_contig(e, KF_CG_C64);
+        if (ki->half && e->gpu)   /* off a GPU the launch rule never picks it */
+            emit_ew_contig(e, KF_CG_H64);
         if (ki->R >= 2)
             emit_ew_strided(e, false);
         emit_ew_strided(e, true);

@@ -30,6 +30,7 @@ const kf_cg_spell kf_cg_spell_cuda = {
     .f32_to_bits = { "__float_as_uint(", ")" },
     .f64_from_bits = { "__longlong_as_double((long long)(", "))" },
     .f64_to_bits = { "(unsigned long long)__double_as_longlong(", ")" },
+    .make_uint2 = "make_uint2(",
     .make_uint4 = "make_uint4(",
     .unroll = "#pragma unroll",
     .no_unroll = "#pragma unroll 1",

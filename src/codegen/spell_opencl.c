@@ -29,6 +29,7 @@ const kf_cg_spell kf_cg_spell_opencl = {
     .f32_to_bits = { "as_uint(", ")" },
     .f64_from_bits = { "as_double((ulong)(", "))" },
     .f64_to_bits = { "as_ulong(", ")" },
+    .make_uint2 = "(uint2)(",
     .make_uint4 = "(uint4)(",
     .unroll = "#pragma unroll",
     .no_unroll = "#pragma unroll 1",
