@@ -16,6 +16,8 @@ typedef struct kf_rt_arg {
     const void *bytes;   /* NULL for a buffer */
     size_t size;
     void *buf;           /* device buffer handle when bytes == NULL */
+    size_t offset;       /* bytes past the buffer's start: nonzero only for a context whose kernels take
+                          * array pointers (kf_context.array_ptrs); CUDA passes buf's address + offset */
 } kf_rt_arg;
 
 typedef enum kf_rt_copy { KF_COPY_H2D, KF_COPY_D2H, KF_COPY_D2D } kf_rt_copy;

@@ -65,6 +65,7 @@ kf_status kf_rt_cache_open(kf_context *ctx, const kf_context_options *opts)
     }
     target_variant(rc);
     ctx->cache = rc;
+    ctx->array_ptrs = kf_cg_array_pointers(rc->target.lang);
     return KF_OK;
 }
 

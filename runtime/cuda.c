@@ -1010,7 +1010,7 @@ static kf_status cu_launch(void *dev, void *fn, uint64_t grid, uint32_t block, c
         if (args[i].bytes) {
             params[i] = (void *)args[i].bytes;
         } else {
-            ptrs[i] = dptr(args[i].buf);
+            ptrs[i] = dptr(args[i].buf) + args[i].offset;
             params[i] = &ptrs[i];
         }
     }

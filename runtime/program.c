@@ -481,20 +481,23 @@ kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ni
         int nb = rk->abi.nargs + rk->abi.nouts, na = 0;
         for (int b = 0; b < nb; b++) {
             kf_rt_src src = rk->src[b];
+            /* the meta offset moves the pointer where the kernel does not */
+            size_t off = ctx->array_ptrs ? (size_t)rs.meta[moff + rk->abi.meta_offsets + b] * rk->abi.buf_size[b] : 0;
             args[na++] = (kf_rt_arg){ NULL, 0,
                                       src.kind == SRC_INPUT    ? inputs[src.index].buf->h
                                       : src.kind == SRC_OUTPUT ? outputs[src.index].buf->h
-                                                               : st->arena[0] };
+                                                               : st->arena[0],
+                                      off };
         }
-        args[na++] = (kf_rt_arg){ rs.meta + moff, (size_t)rk->abi.meta_count * 8, NULL };
+        args[na++] = (kf_rt_arg){ rs.meta + moff, (size_t)rk->abi.meta_count * 8, NULL, 0 };
         moff += (size_t)rk->abi.meta_count;
         for (int j = 0; j < k->nscalars; j++)
             args[na++] = (kf_rt_arg){ scalars[rk->scalar_slot[j]],
-                                      kf_dtype_size((kf_dtype)g->nodes[k->scalars[j]].dtype), NULL };
+                                      kf_dtype_size((kf_dtype)g->nodes[k->scalars[j]].dtype), NULL, 0 };
         if (rk->abi.has_err)
-            args[na++] = (kf_rt_arg){ NULL, 0, st->flag };
+            args[na++] = (kf_rt_arg){ NULL, 0, st->flag, 0 };
         if (rk->abi.has_scratch)
-            args[na++] = (kf_rt_arg){ NULL, 0, st->arena[1] };
+            args[na++] = (kf_rt_arg){ NULL, 0, st->arena[1], 0 };
         for (int l = 0; s == KF_OK && l < rs.launch[i].n; l++) {
             const kf_cg_launch *L = &rs.launch[i].l[l];
             kf_rt_err err;

@@ -66,6 +66,8 @@ struct kf_context {
     uint64_t tick;
     unsigned hooks;          /* KF_RT_HOOK_*: test-only faults */
     struct kf_rt_cache *cache; /* kernel cache: plan cache, disk store, stats (cached.c) */
+    bool array_ptrs;         /* kf_cg_array_pointers of the context's language: kf_run moves each buffer
+                              * argument to its array's first element (kf_rt_arg.offset) */
     struct kf_rt_host *host;   /* pinned memory, staging pool, copy rates (staging.c) */
     kf_trace *trace;         /* NULL unless tracing (trace.c); the one test on every hook */
     atomic_uint_fast64_t runs, launches, bytes_up, bytes_down, bytes_copied; /* kf_stats counters (relaxed) */

@@ -119,8 +119,8 @@ typedef struct span {
     int64_t n, off;
 } span;
 
-static kf_rt_arg arg_buf(void *b) { return (kf_rt_arg){ NULL, 0, b }; }
-static kf_rt_arg arg_val(const void *p, size_t size) { return (kf_rt_arg){ p, size, NULL }; }
+static kf_rt_arg arg_buf(void *b) { return (kf_rt_arg){ NULL, 0, b, 0 }; }
+static kf_rt_arg arg_val(const void *p, size_t size) { return (kf_rt_arg){ p, size, NULL, 0 }; }
 
 static kf_status launch_saxpy(void *dev, void *fn, void *x, void *y, int64_t n, int64_t off, float a, void *stream,
                               kf_rt_err *err)

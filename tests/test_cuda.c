@@ -119,10 +119,10 @@ static kf_status saxpy(gpu *g, void *y, void *x, long long n, long long off, flo
 {
     range r = { n, off };
     kf_rt_arg args[4] = {
-        { NULL, sizeof(void *), y },
-        { NULL, sizeof(void *), x },
-        { &r, sizeof r, NULL },
-        { &a, sizeof a, NULL },
+        { NULL, sizeof(void *), y, 0 },
+        { NULL, sizeof(void *), x, 0 },
+        { &r, sizeof r, NULL, 0 },
+        { &a, sizeof a, NULL, 0 },
     };
     return g->be->launch(g->dev, g->fn, 120, 256, args, 4, stream, err);
 }
@@ -285,7 +285,7 @@ static void test_device(const kf_backend_ops *be)
     CHECK_STATUS(be->fill(g.dev, y, 0, 0, N * sizeof(float), NULL, &err), KF_OK);
     CHECK_STATUS(be->stream_sync(g.dev, NULL, &err), KF_OK);
     long long cycles = 20 * 1000 * 1000; /* ~10 ms */
-    kf_rt_arg sarg = { &cycles, sizeof cycles, NULL };
+    kf_rt_arg sarg = { &cycles, sizeof cycles, NULL, 0 };
     CHECK_STATUS(be->launch(g.dev, g.spin, 1, 1, &sarg, 1, s1, &err), KF_OK);
     CHECK_STATUS(saxpy(&g, y, x, N, 0, 5.0f, s1, &err), KF_OK);
     CHECK_STATUS(be->event_record(g.dev, e1, s1, &err), KF_OK);
@@ -318,7 +318,7 @@ static void test_device(const kf_backend_ops *be)
     CHECK_STATUS(be->launch(g.dev, g.fn, 0, 256, NULL, 0, NULL, &err), KF_OK); /* grid 0: nothing */
     range r = { 1, 0 };
     float a = 1;
-    kf_rt_arg args[4] = { { NULL, 8, y }, { NULL, 8, x }, { &r, sizeof r, NULL }, { &a, sizeof a, NULL } };
+    kf_rt_arg args[4] = { { NULL, 8, y, 0 }, { NULL, 8, x, 0 }, { &r, sizeof r, NULL, 0 }, { &a, sizeof a, NULL, 0 } };
     CHECK_STATUS(be->launch(g.dev, g.fn, 1ull << 40, 256, args, 4, NULL, &err), KF_ERR_INVALID_ARG);
     CHECK_STATUS(be->launch(g.dev, g.fn, 1, 0, args, 4, NULL, &err), KF_ERR_INVALID_ARG);
     CHECK_STATUS(be->launch(g.dev, g.fn, 1, 4096, args, 4, NULL, &err), KF_ERR_INVALID_ARG);

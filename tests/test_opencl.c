@@ -45,12 +45,12 @@ typedef struct span {
 
 static kf_rt_arg arg_buf(void *b)
 {
-    return (kf_rt_arg){ NULL, 0, b };
+    return (kf_rt_arg){ NULL, 0, b, 0 };
 }
 
 static kf_rt_arg arg_val(const void *p, size_t size)
 {
-    return (kf_rt_arg){ p, size, NULL };
+    return (kf_rt_arg){ p, size, NULL, 0 };
 }
 
 static double now_ms(void)

@@ -20,6 +20,8 @@ const char *kf_cg_variant_name(kf_cg_variant v)
     return (unsigned)v < KF_CG_VARIANT_COUNT ? variant_names[v] : NULL;
 }
 
+bool kf_cg_array_pointers(kf_target t) { return t == KF_TARGET_CUDA; }
+
 const char *kf_cg_target_name(kf_target t)
 {
     return t == KF_TARGET_CUDA ? "cuda" : t == KF_TARGET_OPENCL ? "opencl" : t == KF_TARGET_LLVM ? "llvm" : NULL;
@@ -457,6 +459,7 @@ kf_status kf_cg_kernel_abi(const kf_plan *p, int k, kf_cg_kabi *a, char *err, si
     a->nscalars = kk->nscalars;
     a->ntake = ki.ntake;
     a->meta_count = ki.m_count;
+    a->meta_offsets = ki.m_offsets;
     a->vecw = ki.vecw;
     a->has_c32 = kk->kind == KF_KERNEL_EW && ki.coords != 0;
     a->has_s32 = kk->kind == KF_KERNEL_EW && ki.R >= 2;

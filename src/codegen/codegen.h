@@ -143,6 +143,12 @@ enum {
 /* "c32", "s64", "seq", ...; NULL when out of range. */
 const char *kf_cg_variant_name(kf_cg_variant v);
 const char *kf_cg_target_name(kf_target t);   /* "cuda", "opencl", "llvm" */
+/* Whether language t's kernels take each array's pointer at the array's
+ * element [0, ..., 0] (the caller adds meta offset * element size) and never
+ * read the meta offsets: CUDA.  OpenCL's buffers are handles and the CPU
+ * target's loops index from the buffer: they take the buffer's start and
+ * add the offsets themselves ("Parameters" in docs/codegen.md). */
+bool kf_cg_array_pointers(kf_target t);
 
 /* Append the module for every kernel of p to out (which may already hold
  * text).  On failure returns the status, writes a message naming the kernel
@@ -176,6 +182,7 @@ typedef struct kf_cg_kabi {
     int nargs, nouts, nscalars;
     int ntake;              /* take sources (args with KF_CG_BUF_TAKE, in args order) */
     int meta_count;         /* int64 entries of the meta block */
+    int meta_offsets;       /* index of buffer 0's offset in it (1 + R + nb * R) */
     int vecw;               /* contiguous variants: elements per thread step */
     bool has_c32, has_s32;  /* the 32-bit EW variants exist (see "Variants") */
     bool has_g64;           /* g64 exists: an EW kernel with a direct take (GPUs only) */

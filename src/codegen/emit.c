@@ -829,17 +829,24 @@ static void entry_head(E *e, kf_cg_variant v)
     P(")\n{\n");
 }
 
-/* Buffer pointers moved to their offsets, scalar values, take facts. */
+/* Buffer pointers moved to their offsets (by the caller where
+ * kf_cg_array_pointers), scalar values, take facts. */
 static void prologue(E *e, bool args)
 {
     const kf_cg_kinfo *ki = e->ki;
     const kf_kernel *k = ki->k;
     const kf_cg_spell *sp = e->sp;
+    bool moved = kf_cg_array_pointers(e->target);
+    char off[32];
     for (int b = 0; args && b < k->nargs; b++)
-        if (ki->arg_ew[b] || ki->tslot[b] >= 0)
-            P("    %sconst %s *p%d = a%d + m.v[%d];\n", sp->global, ST(e, dt(e, k->args[b])), b, b, ki->m_offsets + b);
-    for (int j = 0; j < k->nouts; j++)
-        P("    %s%s *q%d = o%d + m.v[%d];\n", sp->global, ST(e, dt(e, k->outs[j])), j, j, ki->m_offsets + k->nargs + j);
+        if (ki->arg_ew[b] || ki->tslot[b] >= 0) {
+            kf_snprintf(off, sizeof off, " + m.v[%d]", ki->m_offsets + b);
+            P("    %sconst %s *p%d = a%d%s;\n", sp->global, ST(e, dt(e, k->args[b])), b, b, moved ? "" : off);
+        }
+    for (int j = 0; j < k->nouts; j++) {
+        kf_snprintf(off, sizeof off, " + m.v[%d]", ki->m_offsets + k->nargs + j);
+        P("    %s%s *q%d = o%d%s;\n", sp->global, ST(e, dt(e, k->outs[j])), j, j, moved ? "" : off);
+    }
     for (int i = 0; args && i < k->nscalars; i++) {
         kf_dtype t = dt(e, k->scalars[i]);
         char nm[16];

@@ -39,8 +39,8 @@ static __device__ __forceinline__ void x5_k0_d5aae514_body(const float x0, float
 extern "C" __global__ void __launch_bounds__(256) x5_k0_d5aae514_c64(const float *__restrict__ a0,
     float *__restrict__ o0, const x5_k0_d5aae514_meta m)
 {
-    const float *p0 = a0 + m.v[4];
-    float *q0 = o0 + m.v[5];
+    const float *p0 = a0;
+    float *q0 = o0;
     const unsigned long long n = (unsigned long long)m.v[0];
     const unsigned long long nvec = n / 4; /* steps of 4 elements */
 #ifndef KF_ONE_PASS
@@ -78,8 +78,8 @@ extern "C" __global__ void __launch_bounds__(256) x5_k0_d5aae514_c64(const float
 extern "C" __global__ void __launch_bounds__(256) x5_k0_d5aae514_s64(const float *__restrict__ a0,
     float *__restrict__ o0, const x5_k0_d5aae514_meta m)
 {
-    const float *p0 = a0 + m.v[4];
-    float *q0 = o0 + m.v[5];
+    const float *p0 = a0;
+    float *q0 = o0;
     const unsigned long long n = (unsigned long long)m.v[0];
     const long long st0_0 = (long long)m.v[2];
     const long long st1_0 = (long long)m.v[3];
