@@ -211,11 +211,6 @@ void kf_cg_kinfo_free(kf_cg_kinfo *ki)
     memset(ki, 0, sizeof *ki);
 }
 
-/* The b64 variant's split: args read at the iteration point that are
- * statically broadcast on a leading run of the space's dims and on no
- * other dim, all on the same run (discount's mb[m,k] against [t,m,k]).
- * b64 reads such an arg once per block for every step of the leading dims
- * in turn, where the other variants walk the whole space once per step. */
 /* Ops whose GPU code branches on the operands (a slow path for rare
  * inputs: division and remainder, square roots, sin/cos/tan's large
  * arguments, pow, ...).  NVCC then runs the elements of one thread's
@@ -235,6 +230,11 @@ static bool branchy_op(kf_op op)
     }
 }
 
+/* The b64 variant's split: args read at the iteration point that are
+ * statically broadcast on a leading run of the space's dims and on no
+ * other dim, all on the same run (discount's mb[m,k] against [t,m,k]).
+ * b64 reads such an arg once per block for every step of the leading dims
+ * in turn, where the other variants walk the whole space once per step. */
 static void lead_split(kf_cg_kinfo *ki)
 {
     const kf_kernel *k = ki->k;
