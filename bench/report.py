@@ -109,8 +109,9 @@ def targets(rows, launch, kfuse, peers, workloads):
                 misses.append(f"{w}: {r['ms'] * 1e3:.1f} us vs {min(peer_ms) * 1e3:.1f} us")
     verdict(f"kfuse faster than every peer at {size(SMALL)}", misses, seen, f"{seen} workloads")
     us = launch.get(kfuse)
-    verdict(f"launch overhead <= {LAUNCH_TARGET_US:g} us", [f"{us:.2f} us"] if us and us > LAUNCH_TARGET_US else [],
-            us is not None, f"{us:.2f} us" if us is not None else "")
+    # three decimals: 3.003 is a miss that 3.00 would hide
+    verdict(f"launch overhead <= {LAUNCH_TARGET_US:g} us", [f"{us:.3f} us"] if us and us > LAUNCH_TARGET_US else [],
+            us is not None, f"{us:.3f} us" if us is not None else "")
     cl = rows.get("kfuse-opencl", {})
     misses, seen, lo = [], 0, None
     for w in workloads:
