@@ -639,10 +639,6 @@ static void test_threads(kf_context *ctx)
     kf_graph_free(g);
 }
 
-/* Gathers at many points: on a GPU the launch rule's g64 from 24 blocks of
- * 1024 points per compute unit (here one more block, of 5 points); every
- * element against the interpreter, dense and strided (some indices out of
- * range: the flag and the zeros). */
 /* Sizes where a GPU's launch rule leaves the small-call paths: a gather
  * past g64's threshold (24 blocks of 1024 points per compute unit), and a
  * contiguous call between one and two full waves (8 blocks of 256 threads

@@ -877,11 +877,11 @@ static kf_cg_variant narrow(const kf_cg_kabi *a, const int64_t *meta, kf_cg_vari
         return s;
     if (cu <= 0)
         return v;
-    uint64_t n = (uint64_t)meta[0], w = (uint64_t)a->vecw;
+    uint64_t n = (uint64_t)meta[0], wc = ew_width(a, v), wh = ew_width(a, KF_CG_H64);
     uint64_t fill = (a->branchy ? (uint64_t)WAVE_BLOCKS_PER_CU : 1) * (uint64_t)cu * KF_CG_BLOCK; /* threads */
-    if ((n + w - 1) / w >= fill)
+    if ((n + wc - 1) / wc >= fill)
         return v;
-    if (v == KF_CG_C64 && a->has_h64 && (n + w / 2 - 1) / (w / 2) >= fill)
+    if (v == KF_CG_C64 && a->has_h64 && (n + wh - 1) / wh >= fill)
         return KF_CG_H64;
     return s;
 }

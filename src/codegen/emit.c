@@ -837,15 +837,18 @@ static void prologue(E *e, bool args)
     const kf_kernel *k = ki->k;
     const kf_cg_spell *sp = e->sp;
     bool moved = kf_cg_array_pointers(e->target);
-    char off[32];
     for (int b = 0; args && b < k->nargs; b++)
         if (ki->arg_ew[b] || ki->tslot[b] >= 0) {
-            kf_snprintf(off, sizeof off, " + m.v[%d]", ki->m_offsets + b);
-            P("    %sconst %s *p%d = a%d%s;\n", sp->global, ST(e, dt(e, k->args[b])), b, b, moved ? "" : off);
+            P("    %sconst %s *p%d = a%d", sp->global, ST(e, dt(e, k->args[b])), b, b);
+            if (!moved)
+                P(" + m.v[%d]", ki->m_offsets + b);
+            P(";\n");
         }
     for (int j = 0; j < k->nouts; j++) {
-        kf_snprintf(off, sizeof off, " + m.v[%d]", ki->m_offsets + k->nargs + j);
-        P("    %s%s *q%d = o%d%s;\n", sp->global, ST(e, dt(e, k->outs[j])), j, j, moved ? "" : off);
+        P("    %s%s *q%d = o%d", sp->global, ST(e, dt(e, k->outs[j])), j, j);
+        if (!moved)
+            P(" + m.v[%d]", ki->m_offsets + k->nargs + j);
+        P(";\n");
     }
     for (int i = 0; args && i < k->nscalars; i++) {
         kf_dtype t = dt(e, k->scalars[i]);
@@ -1298,6 +1301,17 @@ static void coords_linear(E *e, ix t, const char *var, const char *ind)
     }
 }
 
+/* A buffer of element size s in a step of W elements: W * s / 4 words,
+ * moved as *vecs loads or stores of *u words each (uint4, or one uint2 where
+ * the step holds 8 bytes). */
+static int vec_words(int W, size_t s, int *u, int *vecs)
+{
+    int words = W * (int)s / 4;
+    *u = words < 4 ? words : 4;
+    *vecs = words / *u;
+    return words;
+}
+
 /* The contiguous variants c32, c64 and b64.  b64 (kf_cg_kinfo.bsplit) walks
  * the space as (inner vector block, outer step) with the outer step
  * fastest, so the blocks that read one block of a broadcast arg run
@@ -1365,7 +1379,7 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
         if (isarg && (!ki->arg_ew[b] || ki->bcast_all[b]))
             continue;
         int32_t n = isarg ? k->args[b] : k->outs[b - k->nargs];
-        int words = W * (int)kf_dtype_size(dt(e, n)) / 4, u = words < 4 ? words : 4, vecs = words / u;
+        int u, vecs, words = vec_words(W, kf_dtype_size(dt(e, n)), &u, &vecs);
         const char *vi = bc && !ki->bcast_lead[b] ? "ov" : "iv";   /* this buffer's vector */
         if (isarg) {
             P("        %s w%d[%d];\n", U32(e), b, words);
@@ -1425,7 +1439,8 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
     P("        }\n");
     for (int j = 0; j < k->nouts; j++) {
         int b = k->nargs + j;
-        int words = W * (int)kf_dtype_size(dt(e, k->outs[j])) / 4, u = words < 4 ? words : 4, vecs = words / u;
+        int u, vecs;
+        vec_words(W, kf_dtype_size(dt(e, k->outs[j])), &u, &vecs);
         for (int v = 0; v < vecs; v++) {
             P("        ((%suint%d *)q%d)[%s", sp->global, u, j, out_v);
             if (vecs > 1)
@@ -1699,7 +1714,6 @@ static int red_inner(const E *e)
         d--;
     return d;
 }
-
 
 /* gvec: is every group of KF_CG_RED_GROUP reduced elements (starting at a
  * multiple of it) the same run of consecutive elements in each arg read
