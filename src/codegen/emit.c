@@ -1921,14 +1921,20 @@ static void shared_decl(E *e)
 }
 
 /* The chunks of the tile variant, as kf_cg_red_chunks computes them:
- * nchunks per output of ce reduced elements (whole tiles) each. */
+ * nchunks per output of ce reduced elements (whole tiles) each.  The
+ * divisions are skipped where their result is known (one tile per chunk):
+ * on a GPU a 64-bit division is a subroutine, and a short reduction's
+ * block would run three of them before its first load. */
 static void chunks_decl(E *e, ix t, bool elems)
 {
     P("    const %s ntiles = L > %d ? (L + %d) / %d : 1;\n", t.IX, KF_CG_TILE_ELEMS, KF_CG_TILE_ELEMS - 1,
       KF_CG_TILE_ELEMS);
-    P("    const %s want = M >= %d ? 1 : (%d + M - 1) / (M ? M : 1);\n", t.IX, KF_CG_CHUNK_TARGET, KF_CG_CHUNK_TARGET);
-    P("    const %s per = (ntiles + (ntiles < want ? ntiles : want) - 1) / (ntiles < want ? ntiles : want);\n", t.IX);
-    P("    const %s nchunks = (ntiles + per - 1) / per; /* per output */\n", t.IX);
+    P("    %s per = 1; /* tiles per chunk */\n", t.IX);
+    P("    if (ntiles > 1) {\n");
+    P("        const %s want = M >= %d ? 1 : (%d + M - 1) / (M ? M : 1);\n", t.IX, KF_CG_CHUNK_TARGET,
+      KF_CG_CHUNK_TARGET);
+    P("        if (ntiles > want)\n            per = (ntiles + want - 1) / want;\n    }\n");
+    P("    const %s nchunks = per == 1 ? ntiles : (ntiles + per - 1) / per; /* per output */\n", t.IX);
     if (elems)
         P("    const %s ce = per * %d; /* reduced elements per chunk */\n", t.IX, KF_CG_TILE_ELEMS);
 }
@@ -1993,13 +1999,13 @@ static void slot_fold(E *e, const red *r, const char *v, const char *ind)
 }
 
 /* Tree steps through the block's shared slots: store acc (ai) in slot lid,
- * then for s = first, first / 2, ... > stop fold slot lid + s into slot lid
+ * then for s = first, first / 2, ..., 1 fold slot lid + s into slot lid
  * where who < s, with a barrier after each step (every thread of the block
  * reaches every barrier). */
-static void slot_steps(E *e, const red *r, const char *acc, const char *ai, int first, int stop, const char *who)
+static void slot_steps(E *e, const red *r, const char *acc, const char *ai, int first, const char *who)
 {
     slots_store(e, r, acc, ai);
-    P("            for (%s s = %d; s > %d; s >>= 1) {\n", U32(e), first, stop);
+    P("            for (%s s = %d; s > 0; s >>= 1) {\n", U32(e), first);
     P("                if (%s < s) {\n", who);
     slot_fold(e, r, "lid", "                    ");
     P("                }\n                %s;\n            }\n", e->sp->barrier);
@@ -2018,6 +2024,22 @@ static void shuffle_steps(E *e, const red *r, const char *acc, const char *ai, c
         P("%sconst %s ib = %s%s, s);\n", body, I64(e), sp->shfl_down, ai);
     red_fold(e, r, acc, ai, "b", "ib", body);
     P("%s}\n", in);
+}
+
+/* Steps 128, 64 and 32 of the block tree in the registers of one lane:
+ * wa<j>[v] (wi<j>[v]) holds slot lane + 32 v, and step s folds slot v + s / 32
+ * into slot v. */
+static void reg_steps(E *e, const red *r, int j, const char *ind)
+{
+    for (int s = KF_CG_BLOCK / KF_CG_WARP_LANES / 2; s > 0; s /= 2)
+        for (int v = 0; v < s; v++) {
+            char acc[40], ai[40], b[40], ib[40];
+            kf_snprintf(acc, sizeof acc, "wa%d[%d]", j, v);
+            kf_snprintf(ai, sizeof ai, "wi%d[%d]", j, v);
+            kf_snprintf(b, sizeof b, "wa%d[%d]", j, v + s);
+            kf_snprintf(ib, sizeof ib, "wi%d[%d]", j, v + s);
+            red_fold(e, r, acc, ai, b, ib, ind);
+        }
 }
 
 /* Off a GPU, the steps of the block tree folded by thread 0 alone, in
@@ -2039,8 +2061,9 @@ static void serial_steps(E *e, const red *r, const char *acc, const char *ai)
 }
 
 /* Block-wide tree over KF_CG_BLOCK threads, same order on every target:
- * step s folds slot lid + s into slot lid; with warp shuffles the steps
- * below 64 run in registers of warp 0.  Thread 0 ends with the result. */
+ * step s folds slot lid + s into slot lid; with warp shuffles warp 0 runs
+ * every step after the one barrier that fills the slots.  Thread 0 ends
+ * with the result. */
 static void block_reduce(E *e)
 {
     const kf_cg_spell *sp = e->sp;
@@ -2056,21 +2079,28 @@ static void block_reduce(E *e)
         if (!e->gpu) {
             serial_steps(e, &r, acc, ai);
         } else if (sp->shfl_down) {
-            slot_steps(e, &r, acc, ai, KF_CG_BLOCK / 2, 32, "lid");
-            P("            if (lid < 32) {\n");
-            P("                %s = sv[lid];\n", acc);
+            /* warp 0 takes the slots after one barrier: steps 128, 64, 32
+             * in registers (as warp's), 16 ... 1 by shuffles */
+            const int V = KF_CG_BLOCK / KF_CG_WARP_LANES;
+            slots_store(e, &r, acc, ai);
+            P("            if (lid < %d) {\n", KF_CG_WARP_LANES);
+            P("                %s wa%d[%d];\n", r.acc, j, V);
             if (r.arg)
-                P("                %s = si[lid];\n", ai);
-            P("                {\n");
-            P("                    const %s b = sv[lid + 32];\n", r.acc);
+                P("                %s wi%d[%d];\n", I64(e), j, V);
+            pragma(e, e->unroll);
+            P("                for (int v = 0; v < %d; v++) {\n", V);
+            P("                    wa%d[v] = sv[lid + %d * v];\n", j, KF_CG_WARP_LANES);
             if (r.arg)
-                P("                    const %s ib = si[lid + 32];\n", I64(e));
-            red_fold(e, &r, acc, ai, "b", "ib", "                    ");
+                P("                    wi%d[v] = si[lid + %d * v];\n", j, KF_CG_WARP_LANES);
             P("                }\n");
+            reg_steps(e, &r, j, "                ");
+            P("                %s = wa%d[0];\n", acc, j);
+            if (r.arg)
+                P("                %s = wi%d[0];\n", ai, j);
             shuffle_steps(e, &r, acc, ai, "                ");
             P("            }\n");
         } else {
-            slot_steps(e, &r, acc, ai, KF_CG_BLOCK / 2, 0, "lid");
+            slot_steps(e, &r, acc, ai, KF_CG_BLOCK / 2, "lid");
             P("            %s = sv[0];\n", acc);
             if (r.arg)
                 P("            %s = si[0];\n", ai);
@@ -2101,8 +2131,8 @@ static void emit_red_tile(E *e)
     scratch_decl(e, t, true);
     P("    for (%s w = (%s)%s; w < np; w += (%s)%s) {\n", t.IX, t.IX, sp->bid, t.IX, sp->gdim);
     if (kept_mask(e))
-        P("        const %s o = w / nchunks;\n", t.IX);
-    P("        const %s r0 = w %% nchunks * ce, r1 = L - r0 < ce ? L : r0 + ce;\n", t.IX);
+        P("        const %s o = nchunks == 1 ? w : w / nchunks;\n", t.IX);
+    P("        const %s r0 = (nchunks == 1 ? 0 : w %% nchunks) * ce, r1 = L - r0 < ce ? L : r0 + ce;\n", t.IX);
     coords_from(e, t, kept_mask(e), "o", "t", "        ");
     red_decl(e, "        ");
     P("        for (%s base = r0; base < r1; base += %d) {\n", t.IX, KF_CG_TILE_ELEMS);
@@ -2203,7 +2233,7 @@ static void lane_reduce(E *e)
             continue;
         }
         P("        {\n");
-        slot_steps(e, &r, acc, ai, KF_CG_WARP_LANES / 2, 0, "lane");
+        slot_steps(e, &r, acc, ai, KF_CG_WARP_LANES / 2, "lane");
         P("            %s = sv[lid];\n", acc);
         if (r.arg)
             P("            %s = si[lid];\n", ai);
@@ -2283,15 +2313,7 @@ static void emit_red_warp(E *e)
         if (!is_red(e, k->outs[j]))
             continue;
         red r = red_of(e, j);
-        for (int s = V / 2; s > 0; s /= 2)   /* steps 128, 64, 32 of the block tree */
-            for (int v = 0; v < s; v++) {
-                char acc[40], ai[40], b[40], ib[40];
-                kf_snprintf(acc, sizeof acc, "wa%d[%d]", j, v);
-                kf_snprintf(ai, sizeof ai, "wi%d[%d]", j, v);
-                kf_snprintf(b, sizeof b, "wa%d[%d]", j, v + s);
-                kf_snprintf(ib, sizeof ib, "wi%d[%d]", j, v + s);
-                red_fold(e, &r, acc, ai, b, ib, "        ");
-            }
+        reg_steps(e, &r, j, "        ");
         P("        %s acc%d = wa%d[0];\n", r.acc, j, j);
         if (r.arg)
             P("        %s ai%d = wi%d[0];\n", I64(e), j, j);
