@@ -441,7 +441,10 @@ KF_API int kf_program_num_kernels(const kf_program *p);
  * naming the input, symbol and both sizes, found before anything is queued.
  * On a GPU an elementwise kernel takes a thread per element (or vector of
  * up to 16 bytes): one needing more than 2^31 - 1 blocks of 256 threads
- * (about 2^39 elements) is KF_ERR_LIMIT, also before anything is queued. */
+ * (about 2^39 elements) is KF_ERR_LIMIT, also before anything is queued.
+ * A call whose views repeat the geometry (dtype, rank, offset, shape,
+ * strides) of the program's last successful run reuses its launch facts
+ * and checks only the buffers (docs/api.md, "Compile and run"). */
 KF_API kf_status kf_run(kf_program *p, kf_stream *s, const kf_view *inputs, int ninputs,
                         const void *const *scalars, int nscalars, kf_view *outputs, int noutputs);
 

@@ -39,6 +39,8 @@ struct kf_program {
     kf_memo_entry *shared; /* the plan cache's program whose plan, module and kernels this one
                             * borrows; NULL when it owns them */
     _Atomic double kernel_rate; /* kf_run_host's measure (host.c) */
+    struct run_memo *memo; /* the last run's launch facts (kf_run), this handle's own */
+    _Atomic bool memo_busy; /* a kf_run is using memo */
 };
 
 int kf_program_num_kernels(const kf_program *p) { return p ? p->nk : 0; }
@@ -89,6 +91,7 @@ void kf_program_free(kf_program *p)
         return;
     kf_rt_replay_forget(p->ctx, p, "program");
     kf_rt_link_remove(p->ctx, &p->link);
+    free(p->memo);
     if (p->shared) {
         kf_rt_cache_unref(p->ctx, p->shared);
         free(p);
@@ -355,6 +358,101 @@ typedef struct run_state {
     size_t stored_bytes, partial_bytes;
 } run_state;
 
+/* The launch facts of a program's last run, which depend only on the
+ * geometry of its views (dtype, rank, byte offset, shape and strides of
+ * each array input and output): a call with the same geometry skips
+ * binding, the meta blocks and the launch rule, and checks only that each
+ * view's buffer is there, in this context and large enough.  One block:
+ * need, key, meta and launch point into it. */
+typedef struct run_memo {
+    size_t nkey, cap;       /* int64s of the key; bytes of the block */
+    int64_t *key;           /* per array input, then output: dtype, rank, offset, shape[rank], strides[rank] */
+    size_t *need;           /* per view: the bytes its buffer must hold */
+    int64_t *meta;          /* meta_total */
+    kf_cg_launches *launch; /* nk */
+    size_t stored_bytes, partial_bytes;
+    bool valid;
+} run_memo;
+
+static size_t view_key_len(const kf_view *v) { return 3 + 2 * (size_t)v->rank; }
+
+/* Do the views have the memo's geometry, with buffers that hold them? */
+static bool memo_hit(const run_memo *m, kf_context *ctx, const kf_view *in, int nin, const kf_view *out, int nout)
+{
+    if (!m || !m->valid)
+        return false;
+    const int64_t *k = m->key, *end = m->key + m->nkey;
+    for (int i = 0; i < nin + nout; i++) {
+        const kf_view *v = i < nin ? &in[i] : &out[i - nin];
+        if (!v->buf || v->buf->ctx != ctx || v->buf->size < m->need[i] || v->rank < 0 || v->rank > KF_MAX_RANK ||
+            (size_t)(end - k) < view_key_len(v) || k[0] != (int64_t)v->dtype || k[1] != v->rank ||
+            k[2] != (int64_t)v->offset || memcmp(k + 3, v->shape, (size_t)v->rank * sizeof *v->shape) ||
+            memcmp(k + 3 + v->rank, v->strides, (size_t)v->rank * sizeof *v->strides))
+            return false;
+        k += view_key_len(v);
+    }
+    return k == end;
+}
+
+/* The bytes of v's buffer that v reaches (its views were checked). */
+static size_t view_need(const kf_view *v)
+{
+    size_t es = kf_dtype_size(v->dtype);
+    int64_t hi = (int64_t)(v->offset / es);
+    for (int d = 0; d < v->rank; d++) {
+        if (v->shape[d] == 0)
+            return 0;
+        if (v->strides[d] > 0)
+            hi += (v->shape[d] - 1) * v->strides[d];
+    }
+    return (size_t)(hi + 1) * es;
+}
+
+/* Keep this run's launch facts in *mp (allocated or grown as needed); the
+ * memo stays invalid when out of memory. */
+static void memo_store(run_memo **mp, const kf_program *p, const kf_view *in, int nin, const kf_view *out, int nout,
+                       const int64_t *meta, const kf_cg_launches *launch, size_t stored_bytes, size_t partial_bytes)
+{
+    size_t nkey = 0, nv = (size_t)nin + (size_t)nout;
+    for (size_t i = 0; i < nv; i++)
+        nkey += view_key_len(i < (size_t)nin ? &in[i] : &out[i - (size_t)nin]);
+    size_t o_need = align_up(sizeof(run_memo), 16), o_key = align_up(o_need + nv * sizeof(size_t), 16),
+           o_meta = align_up(o_key + nkey * sizeof(int64_t), 16),
+           o_launch = align_up(o_meta + p->meta_total * sizeof(int64_t), 16),
+           bytes = o_launch + (size_t)p->nk * sizeof(kf_cg_launches);
+    run_memo *m = *mp;
+    if (m)
+        m->valid = false;
+    if (!m || m->cap < bytes) {
+        free(m);
+        if (!(m = *mp = malloc(bytes)))
+            return;
+        m->cap = bytes;
+    }
+    unsigned char *base = (unsigned char *)m;
+    m->need = (size_t *)(base + o_need);
+    m->key = (int64_t *)(base + o_key);
+    m->meta = (int64_t *)(base + o_meta);
+    m->launch = (kf_cg_launches *)(base + o_launch);
+    m->nkey = nkey;
+    int64_t *k = m->key;
+    for (size_t i = 0; i < nv; i++) {
+        const kf_view *v = i < (size_t)nin ? &in[i] : &out[i - (size_t)nin];
+        m->need[i] = view_need(v);
+        k[0] = (int64_t)v->dtype;
+        k[1] = v->rank;
+        k[2] = (int64_t)v->offset;
+        memcpy(k + 3, v->shape, (size_t)v->rank * sizeof *v->shape);
+        memcpy(k + 3 + v->rank, v->strides, (size_t)v->rank * sizeof *v->strides);
+        k += view_key_len(v);
+    }
+    memcpy(m->meta, meta, p->meta_total * sizeof *meta);
+    memcpy(m->launch, launch, (size_t)p->nk * sizeof *launch);
+    m->stored_bytes = stored_bytes;
+    m->partial_bytes = partial_bytes;
+    m->valid = true;
+}
+
 kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ninputs, const void *const *scalars,
                  int nscalars, kf_view *outputs, int noutputs)
 {
@@ -392,20 +490,29 @@ kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ni
     run_mem mem;
     mem.used = 0;
     mem.nheap = 0;
-    kf_status s = kf_rt_bind_inputs(ctx, g, inputs, ninputs, rs.symval);
-    if (s != KF_OK)
-        return s;
     bool allocated[256];
     memset(allocated, 0, (size_t)noutputs * sizeof *allocated);
     kf_stream *st = kf_rt_stream(ctx, stream);
     bool capturing = atomic_load(&st->capture) != NULL;
+    /* the memo is this call's unless another thread's kf_run has it */
+    bool memo_held = !atomic_exchange(&p->memo_busy, true);
+    bool hit = memo_held && memo_hit(p->memo, ctx, inputs, ninputs, outputs, noutputs);
+    kf_status s = KF_OK;
     int bound = 0;
-    for (; bound < noutputs && s == KF_OK; bound++)
-        s = bind_output(p, bound, &outputs[bound], rs.symval, capturing, &allocated[bound]);
+    if (hit) {
+        rs.meta = p->memo->meta;
+        rs.launch = p->memo->launch;
+        rs.stored_bytes = p->memo->stored_bytes;
+        rs.partial_bytes = p->memo->partial_bytes;
+    } else {
+        s = kf_rt_bind_inputs(ctx, g, inputs, ninputs, rs.symval);
+        for (; bound < noutputs && s == KF_OK; bound++)
+            s = bind_output(p, bound, &outputs[bound], rs.symval, capturing, &allocated[bound]);
+    }
 
     kf_cg_array *arrays = NULL;
     kf_view *stored_views = NULL;
-    if (s == KF_OK) {
+    if (s == KF_OK && !hit) {
         rs.meta = run_alloc(&mem, p->meta_total, sizeof *rs.meta);
         rs.launch = run_alloc(&mem, (size_t)p->nk, sizeof *rs.launch);
         arrays = run_alloc(&mem, (size_t)p->max_bufs, sizeof *arrays);
@@ -414,7 +521,7 @@ kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ni
             s = kf_rt_fail(ctx, KF_ERR_NO_MEMORY, "kf_run: out of host memory");
     }
     /* Stored intermediates: dense, 256-byte aligned in the stored arena. */
-    for (int j = 0; s == KF_OK && j < p->plan->nstored; j++) {
+    for (int j = 0; s == KF_OK && !hit && j < p->plan->nstored; j++) {
         int32_t node = p->plan->stored[j];
         kf_dtype t = (kf_dtype)g->nodes[node].dtype;
         int64_t shape[KF_MAX_RANK];
@@ -434,7 +541,7 @@ kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ni
     char msg[512];
     msg[0] = '\0';
     size_t moff = 0;
-    for (int i = 0; s == KF_OK && i < p->nk; i++) {
+    for (int i = 0; s == KF_OK && !hit && i < p->nk; i++) {
         kf_rt_kernel *rk = &p->k[i];
         int nb = rk->abi.nargs + rk->abi.nouts;
         for (int b = 0; b < nb; b++) {
@@ -462,6 +569,9 @@ kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ni
         if (rs.launch[i].scratch_bytes > rs.partial_bytes)
             rs.partial_bytes = rs.launch[i].scratch_bytes;
     }
+    if (s == KF_OK && !hit && memo_held)
+        memo_store(&p->memo, p, inputs, ninputs, outputs, noutputs, rs.meta, rs.launch, rs.stored_bytes,
+                   rs.partial_bytes);
     if (s == KF_OK)
         s = kf_rt_arena(ctx, st, 0, rs.stored_bytes);
     if (s == KF_OK)
@@ -517,6 +627,8 @@ kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ni
     }
     if (locked)
         pthread_mutex_unlock(&st->lock);
+    if (memo_held)
+        atomic_store(&p->memo_busy, false);
     atomic_fetch_add_explicit(&ctx->launches, launched, memory_order_relaxed);
     if (s == KF_OK)
         atomic_fetch_add_explicit(&ctx->runs, 1, memory_order_relaxed);

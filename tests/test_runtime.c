@@ -673,6 +673,93 @@ static void test_wide(kf_context *ctx, const kf_device_info *info)
     }
 }
 
+/* -- The run memo ---------------------------------------------------------------
+ * kf_run keeps the launch facts of a program's last run and reuses them for
+ * a call whose views have the same geometry (program.c).  One program
+ * (several kernels, stored intermediates, a scalar) runs shapes and layouts
+ * that repeat and alternate, each on fresh data against the interpreter;
+ * then views of the remembered geometry in a buffer too small for them, or
+ * of another context, must still be refused and write nothing. */
+static void test_memo(kf_context *ctx, kf_context *other)
+{
+    kf_module *m = NULL;
+    kf_program *p = text_program(ctx,
+                                 "kfuse 1\ngraph memo(x: f32[m,n], c: f32) -> (y, r) {\n"
+                                 "  mx = max x, axes=[1], keepdims=true\n  e = exp (sub x, mx)\n"
+                                 "  s = sum e, axes=[1], keepdims=true\n  y = mul (div e, s), c\n"
+                                 "  r = sum x, axes=[1]\n}\n",
+                                 &m);
+    static const struct {
+        int64_t size;
+        bool strided;
+    } seq[] = { { 1000, false }, { 1000, false }, { 66000, false }, { 1000, true },
+                { 1000, true },  { 1000, false }, { 66000, true },  { 7, false } };
+    for (size_t i = 0; p && i < sizeof seq / sizeof seq[0]; i++) {
+        char label[64];
+        snprintf(label, sizeof label, "memo %zu: n=%lld%s", i, (long long)seq[i].size, seq[i].strided ? " strided" : "");
+        run_case(ctx, p, kf_module_graph(m, 0), seq[i].size, seq[i].strided, 500 + i, label);
+    }
+    kf_program_free(p);
+    kf_module_free(m);
+
+    kf_graph *g = x5_graph(KF_F32);
+    CHECK_STATUS(kf_compile(ctx, g, &p), KF_OK);
+    kf_graph_free(g);
+    kf_buffer *xb, *yb, *small;
+    CHECK_STATUS(kf_buffer_alloc(ctx, 4096, &xb), KF_OK);
+    CHECK_STATUS(kf_buffer_alloc(ctx, 4096, &yb), KF_OK);
+    CHECK_STATUS(kf_buffer_alloc(ctx, 16, &small), KF_OK);
+    float h[16], got[8];
+    for (int i = 0; i < 16; i++)
+        h[i] = (float)i - 2.5f;
+    CHECK_STATUS(kf_upload(xb, 64, h, sizeof h, NULL), KF_OK);
+    int64_t n8[1] = { 8 };
+    kf_view x = kf_view_dense(xb, 64, KF_F32, 1, n8), y = kf_view_dense(yb, 0, KF_F32, 1, n8), x2 = x;
+    x2.strides[0] = 2;   /* only the stride differs */
+    for (int k = 0; k < 3; k++) {
+        CHECK_STATUS(kf_run(p, NULL, k == 1 ? &x2 : &x, 1, NULL, 0, &y, 1), KF_OK);
+        CHECK_STATUS(kf_stream_sync(ctx, NULL), KF_OK);
+        CHECK_STATUS(kf_download(got, yb, 0, sizeof got, NULL), KF_OK);
+        for (int i = 0; i < 8; i++)
+            CHECK_MSG(got[i] == 5 * h[k == 1 ? 2 * i : i], "memo run %d: y[%d] = %g", k, i, got[i]);
+    }
+    memset(got, 0xFF, sizeof got);
+    CHECK_STATUS(kf_upload(yb, 0, got, sizeof got, NULL), KF_OK);
+    kf_view xs = x, ys = y, yn = kf_view_dense(NULL, 0, KF_F32, 1, n8);
+    xs.buf = small;
+    ys.buf = small;
+    CHECK_STATUS(kf_run(p, NULL, &xs, 1, NULL, 0, &y, 1), KF_ERR_SHAPE);
+    CHECK_CONTAINS(kf_context_error(ctx), "input 'x': the view reaches elements 16 to 23, outside its 16-byte buffer");
+    CHECK_STATUS(kf_run(p, NULL, &x, 1, NULL, 0, &ys, 1), KF_ERR_SHAPE);
+    CHECK_CONTAINS(kf_context_error(ctx), "output 'y'");
+    if (other) {
+        kf_buffer *ob;
+        CHECK_STATUS(kf_buffer_alloc(other, 4096, &ob), KF_OK);
+        kf_view xo = x;
+        xo.buf = ob;
+        CHECK_STATUS(kf_run(p, NULL, &xo, 1, NULL, 0, &y, 1), KF_ERR_CONTEXT);
+        kf_buffer_free(ob);
+    }
+    CHECK_STATUS(kf_stream_sync(ctx, NULL), KF_OK);
+    CHECK_STATUS(kf_download(got, yb, 0, sizeof got, NULL), KF_OK);
+    for (int i = 0; i < 8; i++)
+        CHECK_MSG(isnan(got[i]), "memo: a refused run wrote y[%d] = %g", i, got[i]);
+    /* an output to allocate, then the remembered views again */
+    CHECK_STATUS(kf_run(p, NULL, &x, 1, NULL, 0, &yn, 1), KF_OK);
+    CHECK_STATUS(kf_run(p, NULL, &x, 1, NULL, 0, &y, 1), KF_OK);
+    CHECK_STATUS(kf_stream_sync(ctx, NULL), KF_OK);
+    for (int k = 0; k < 2; k++) {
+        CHECK_STATUS(kf_download(got, k ? yb : yn.buf, 0, sizeof got, NULL), KF_OK);
+        for (int i = 0; i < 8; i++)
+            CHECK_MSG(got[i] == 5 * h[i], "memo: y[%d] = %g, want %g", i, got[i], 5 * h[i]);
+    }
+    kf_buffer_free(yn.buf);
+    kf_buffer_free(small);
+    kf_buffer_free(yb);
+    kf_buffer_free(xb);
+    kf_program_free(p);
+}
+
 static void test_backend(kf_backend b, int argc, char **argv)
 {
     kf_context_options o = { .backend = b, .device = 0 };
@@ -701,6 +788,7 @@ static void test_backend(kf_backend b, int argc, char **argv)
     printf("%s: %s (%s, %d compute units, fp64 %d, fp16 %d)\n", kf_backend_name(b), info.name, info.arch,
            info.compute_units, info.fp64, info.fp16);
     test_errors(ctx, other);
+    test_memo(ctx, other);
     test_threads(ctx);
     test_fold_order(ctx, info.fp64);
     test_wide(ctx, &info);
