@@ -1126,8 +1126,8 @@ static void test_abi(void)
                   "gpu grid %llu (vecw %d)", (unsigned long long)L.l[0].grid, a->vecw);
         /* ... unless the vectors would not give every compute unit a block:
          * then one element per thread (strided), here 132 SMs; x5 has no
-         * branches, so no h64 */
-        CHECK(!a->branchy && !a->has_h64);
+         * branches and one array, so no h64 */
+        CHECK(!a->branchy && !a->has_h64 && a->streams == 1);
         meta[0] = meta[1] = 4 * 256 * 131;
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_S64 && L.l[0].grid == 4 * 131);
@@ -1205,17 +1205,21 @@ static void test_abi(void)
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_S64);
     }
     c = find_case("boxplus");
-    if (a && c) {   /* log1p: branchy, so h64 */
+    if (a && c) {   /* log1p: branchy, and two arrays: h64 */
         CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);
-        CHECK(a->branchy && a->has_h64 && a->vecw == 4 &&
+        CHECK(a->branchy && a->has_h64 && a->vecw == 4 && a->streams == 2 &&
               strcmp(a->entry[KF_CG_H64] + strlen(a->entry[KF_CG_H64]) - 4, "_h64") == 0);
         int64_t sym[1] = { 10 };
         CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, NULL, meta, err, sizeof err), KF_OK);
         /* on a GPU the widest of c64, h64 and s64 whose grid fills 8 blocks
-         * per compute unit (132 SMs), else s64 */
+         * per compute unit (132 SMs), else s64; a branchy body keeps c64
+         * above that whatever its arrays */
         meta[0] = meta[1] = 4 * 256 * 8 * 132;
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 8 * 132);
+        meta[0] = meta[1] = (int64_t)1 << 26;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
         meta[0] = meta[1] = 4 * 256 * 8 * 132 - 4;
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 16 * 132 &&
@@ -1232,6 +1236,28 @@ static void test_abi(void)
         CHECK(L.n == 0);
         kf_cg_launch_variant(a, meta, KF_CG_H64, 132, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 8 * 132);
+    }
+    c = find_case("saxpy");
+    if (a && c) {   /* two arrays, no branches: h64 where c's grid fills 8 blocks per unit, else the first rule */
+        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);
+        CHECK(!a->branchy && a->has_h64 && a->streams == 2);
+        int64_t sym[1] = { 10 };
+        CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, NULL, meta, err, sizeof err), KF_OK);
+        meta[0] = meta[1] = 4 * 256 * 8 * 132;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 16 * 132);
+        meta[0] = meta[1] = 4 * 256 * 8 * 132 - 4;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 8 * 132);
+        meta[0] = meta[1] = (int64_t)1 << 19;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 512);
+        meta[0] = meta[1] = 4 * 256 * 131;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_S64);
+        meta[0] = meta[1] = (int64_t)1 << 20;
+        kf_cg_launch_rule(a, meta, NULL, 132, false, 0, &L);   /* not on a CPU */
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
     }
     c = find_case("bcastone");
     if (a && c) {   /* x[n,4] with b[1] and c[1,1], broadcast on every dim: read once, so contiguous */

@@ -416,7 +416,9 @@ kf_status kf_cg_kinfo_init(kf_cg_kinfo *ki, const kf_plan *p, int kidx, char *er
             minsz = s;
     }
     ki->vecw = (int)(KF_CG_VEC_BYTES / minsz);
-    ki->half = ki->branchy && !ki->ntake && !ki->coords && ki->vecw >= 4;
+    for (int i = 0; i < k->nargs && k->kind == KF_KERNEL_EW; i++)
+        ki->streams += ki->arg_ew[i] && !ki->bcast_all[i] && ki->tslot[i] < 0;
+    ki->half = (ki->branchy || ki->streams >= 2) && !ki->ntake && !ki->coords && ki->vecw >= 4;
     ki->m_shape = 1;
     ki->m_strides = 1 + ki->R;
     ki->m_offsets = ki->m_strides + ki->nb * ki->R;
@@ -466,6 +468,7 @@ kf_status kf_cg_kernel_abi(const kf_plan *p, int k, kf_cg_kabi *a, char *err, si
     a->has_g64 = ki.gather;
     a->branchy = ki.branchy;
     a->has_h64 = ki.half;
+    a->streams = ki.streams;
     a->bsplit = ki.bsplit;
     a->has_err = kk->has_take;
     a->has_scratch = kk->kind == KF_KERNEL_REDUCE;
@@ -865,7 +868,15 @@ void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_varian
  *   gathered load waits on a scattered read, and more threads keep more of
  *   them in flight (gather_boxplus, f64, on an H100, one pass: 28 registers
  *   against 48 and a spill with vectors of 4, and 19 against 24 us at 2^20,
- *   773 against 825 us at 2^26); g64 takes over at larger sizes, below. */
+ *   773 against 825 us at 2^26); g64 takes over at larger sizes, below.
+ * - A body without branches that reads two or more arrays
+ *   (kf_cg_kabi.streams) moves 8-byte vectors (h64) where c's grid fills
+ *   WAVE_BLOCKS_PER_CU blocks per compute unit.  On an H100, kfbench A/B
+ *   (bench/results/h100-2026-11-22-s11-analysis.md): saxpy 70.7 -> 69.6 us
+ *   at 2^24, 267.1 -> 264.0 at 2^26; poly 446.2 -> 444.3 at 2^26.  x5 (one
+ *   array) loses 3% with 8-byte vectors at 2^26 in a harness, poly 1.6% at
+ *   2^20 (below a full wave of c), and branchy bodies 0.4% (boxplus) to 9%
+ *   (the 40-op chain) at 2^24-2^28: they keep 16 bytes there. */
 enum { WAVE_BLOCKS_PER_CU = 8 };
 
 static kf_cg_variant narrow(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int cu, bool gpu)
@@ -878,12 +889,17 @@ static kf_cg_variant narrow(const kf_cg_kabi *a, const int64_t *meta, kf_cg_vari
     if (cu <= 0)
         return v;
     uint64_t n = (uint64_t)meta[0], wc = ew_width(a, v), wh = ew_width(a, KF_CG_H64);
-    uint64_t fill = (a->branchy ? (uint64_t)WAVE_BLOCKS_PER_CU : 1) * (uint64_t)cu * KF_CG_BLOCK; /* threads */
-    if ((n + wc - 1) / wc >= fill)
+    uint64_t tc = (n + wc - 1) / wc, th = (n + wh - 1) / wh;   /* threads of c and of h64 */
+    uint64_t wave = (uint64_t)WAVE_BLOCKS_PER_CU * (uint64_t)cu * KF_CG_BLOCK;
+    bool h = v == KF_CG_C64 && a->has_h64;
+    if (!a->branchy) {
+        if (tc < (uint64_t)cu * KF_CG_BLOCK)
+            return s;
+        return h && a->streams >= 2 && tc >= wave ? KF_CG_H64 : v;
+    }
+    if (tc >= wave)
         return v;
-    if (v == KF_CG_C64 && a->has_h64 && (n + wh - 1) / wh >= fill)
-        return KF_CG_H64;
-    return s;
+    return h && th >= wave ? KF_CG_H64 : s;
 }
 
 /* g64 replaces one point per thread on a GPU from this many of its blocks

@@ -81,7 +81,8 @@ typedef struct kf_cg_kinfo {
     uint8_t coords;                 /* mask of iteration dims whose coordinate the body needs (iota) */
     bool gather;                    /* EW with a direct take (kf_cg_direct_take): g64 exists */
     bool branchy;                   /* EW with an op that branches on its operands on a GPU (abi.c) */
-    bool half;                      /* h64 exists: branchy, no take, no coordinates, vecw >= 4 */
+    int streams;                    /* EW: array args read at the point, each its own stream (no take, not broadcast on every dim) */
+    bool half;                      /* h64 exists: branchy or streams >= 2, no take, no coordinates, vecw >= 4 */
     int nred;                       /* REDUCE: outs that are reductions */
     /* meta layout */
     int m_shape, m_strides, m_offsets, m_take, m_count;

@@ -71,8 +71,10 @@
  * and kf_cg_entry_name gives "" for the missing one.  b64: c walking the
  * outer dims innermost (args broadcast on them).  g64 (GPUs, kernels with
  * a direct take, kf_cg_direct_take): s with 4 points per thread, their
- * gathers issued together.  h64 (GPUs, branchy kernels, kabi.has_h64): c
- * with 8-byte vectors, for calls too small to fill the device with c's.
+ * gathers issued together.  h64 (GPUs, kabi.has_h64: branchy kernels and
+ * kernels reading two or more arrays): c with 8-byte vectors, for calls too
+ * small to fill the device with c's, and for two or more input streams at
+ * every size where it fills the device.
  * REDUCE: seq = one thread per output, a sequential
  * loop over the reduced elements; tile = pass 1, one block per (output,
  * chunk), a chunk being a run of tiles of KF_CG_TILE_ELEMS reduced elements
@@ -187,7 +189,8 @@ typedef struct kf_cg_kabi {
     bool has_c32, has_s32;  /* the 32-bit EW variants exist (see "Variants") */
     bool has_g64;           /* g64 exists: an EW kernel with a direct take (GPUs only) */
     bool branchy;           /* EW whose body branches on its operands on a GPU (division, sqrt, sin, ...) */
-    bool has_h64;           /* h64 exists: branchy, no take, no coordinates, vecw >= 4 (GPUs only) */
+    bool has_h64;           /* h64 exists: branchy or streams >= 2, no take, no coordinates, vecw >= 4 (GPUs only) */
+    int streams;            /* EW: array args read at the iteration point, each a stream of loads */
     int bsplit;             /* b64 exists (> 0): the KF_CG_BUF_LEAD args are broadcast on dims
                              * 0..bsplit-1 and no other, every other buffer is full */
     bool has_err;           /* the error-flag parameter is present (k->has_take) */
