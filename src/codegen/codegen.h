@@ -72,9 +72,9 @@
  * outer dims innermost (args broadcast on them).  g64 (GPUs, kernels with
  * a direct take, kf_cg_direct_take): s with 4 points per thread, their
  * gathers issued together.  h64 (GPUs, kabi.has_h64: branchy kernels and
- * kernels reading two or more arrays): c with 8-byte vectors, for calls too
- * small to fill the device with c's, and for two or more input streams at
- * every size where it fills the device.
+ * kernels reading two or more arrays): c with 8-byte vectors, for branchy
+ * calls too small to fill the device with c's, and for bodies without
+ * branches that read two or more arrays once c fills it (abi.c, narrow).
  * REDUCE: seq = one thread per output, a sequential
  * loop over the reduced elements; tile = pass 1, one block per (output,
  * chunk), a chunk being a run of tiles of KF_CG_TILE_ELEMS reduced elements
