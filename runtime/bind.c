@@ -22,6 +22,13 @@ static bool view_extent(const kf_view *v, int64_t off, int64_t *lo, int64_t *hi)
     return true;
 }
 
+size_t kf_rt_view_bytes(const kf_view *v)
+{
+    size_t es = kf_dtype_size(v->dtype);
+    int64_t lo, hi;
+    return view_extent(v, (int64_t)(v->offset / es), &lo, &hi) ? (size_t)(hi + 1) * es : 0;
+}
+
 kf_status kf_rt_check_view(kf_context *ctx, const kf_view *v, const char *what, const char *name)
 {
     if (!v->buf)

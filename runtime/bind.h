@@ -7,6 +7,9 @@
 
 /* A view's dtype alignment, context and bounds; messages name what/name. */
 kf_status kf_rt_check_view(kf_context *ctx, const kf_view *v, const char *what, const char *name);
+/* The bytes of its buffer a checked view reaches: past its last element
+ * (0 when it has none). */
+size_t kf_rt_view_bytes(const kf_view *v);
 /* Check one array input x's dtype, rank and dims (literal sizes, each
  * symbol bound to one size) and bind its symbols into symval; messages
  * call the caller's array 'the <noun>'. */

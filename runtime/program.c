@@ -362,95 +362,80 @@ typedef struct run_state {
  * geometry of its views (dtype, rank, byte offset, shape and strides of
  * each array input and output): a call with the same geometry skips
  * binding, the meta blocks and the launch rule, and checks only that each
- * view's buffer is there, in this context and large enough.  One block:
- * need, key, meta and launch point into it. */
+ * view's buffer is there, in this context and large enough.  One block,
+ * its size the program's (a bound run's ranks are the graph's): need, key,
+ * meta and launch point into it. */
 typedef struct run_memo {
-    size_t nkey, cap;       /* int64s of the key; bytes of the block */
     int64_t *key;           /* per array input, then output: dtype, rank, offset, shape[rank], strides[rank] */
     size_t *need;           /* per view: the bytes its buffer must hold */
     int64_t *meta;          /* meta_total */
     kf_cg_launches *launch; /* nk */
     size_t stored_bytes, partial_bytes;
-    bool valid;
 } run_memo;
 
-static size_t view_key_len(const kf_view *v) { return 3 + 2 * (size_t)v->rank; }
+/* View i of a run: the array inputs, then the outputs. */
+static const kf_view *run_view(const kf_view *in, int nin, const kf_view *out, int i)
+{
+    return i < nin ? &in[i] : &out[i - nin];
+}
 
-/* Do the views have the memo's geometry, with buffers that hold them? */
+/* Do the views have the memo's geometry, with buffers that hold them?
+ * (kf_run checked that their number is the program's.) */
 static bool memo_hit(const run_memo *m, kf_context *ctx, const kf_view *in, int nin, const kf_view *out, int nout)
 {
-    if (!m || !m->valid)
+    if (!m)
         return false;
-    const int64_t *k = m->key, *end = m->key + m->nkey;
+    const int64_t *k = m->key;
     for (int i = 0; i < nin + nout; i++) {
-        const kf_view *v = i < nin ? &in[i] : &out[i - nin];
-        if (!v->buf || v->buf->ctx != ctx || v->buf->size < m->need[i] || v->rank < 0 || v->rank > KF_MAX_RANK ||
-            (size_t)(end - k) < view_key_len(v) || k[0] != (int64_t)v->dtype || k[1] != v->rank ||
-            k[2] != (int64_t)v->offset || memcmp(k + 3, v->shape, (size_t)v->rank * sizeof *v->shape) ||
+        const kf_view *v = run_view(in, nin, out, i);
+        if (!v->buf || v->buf->ctx != ctx || v->buf->size < m->need[i] || k[0] != (int64_t)v->dtype ||
+            k[1] != v->rank || k[2] != (int64_t)v->offset ||
+            memcmp(k + 3, v->shape, (size_t)v->rank * sizeof *v->shape) ||
             memcmp(k + 3 + v->rank, v->strides, (size_t)v->rank * sizeof *v->strides))
             return false;
-        k += view_key_len(v);
+        k += 3 + 2 * v->rank;
     }
-    return k == end;
+    return true;
 }
 
-/* The bytes of v's buffer that v reaches (its views were checked). */
-static size_t view_need(const kf_view *v)
-{
-    size_t es = kf_dtype_size(v->dtype);
-    int64_t hi = (int64_t)(v->offset / es);
-    for (int d = 0; d < v->rank; d++) {
-        if (v->shape[d] == 0)
-            return 0;
-        if (v->strides[d] > 0)
-            hi += (v->shape[d] - 1) * v->strides[d];
-    }
-    return (size_t)(hi + 1) * es;
-}
-
-/* Keep this run's launch facts in *mp (allocated or grown as needed); the
- * memo stays invalid when out of memory. */
+/* Keep this run's launch facts in *mp (allocated at the first store); no
+ * memo when out of memory. */
 static void memo_store(run_memo **mp, const kf_program *p, const kf_view *in, int nin, const kf_view *out, int nout,
                        const int64_t *meta, const kf_cg_launches *launch, size_t stored_bytes, size_t partial_bytes)
 {
-    size_t nkey = 0, nv = (size_t)nin + (size_t)nout;
-    for (size_t i = 0; i < nv; i++)
-        nkey += view_key_len(i < (size_t)nin ? &in[i] : &out[i - (size_t)nin]);
-    size_t o_need = align_up(sizeof(run_memo), 16), o_key = align_up(o_need + nv * sizeof(size_t), 16),
-           o_meta = align_up(o_key + nkey * sizeof(int64_t), 16),
-           o_launch = align_up(o_meta + p->meta_total * sizeof(int64_t), 16),
-           bytes = o_launch + (size_t)p->nk * sizeof(kf_cg_launches);
     run_memo *m = *mp;
-    if (m)
-        m->valid = false;
-    if (!m || m->cap < bytes) {
-        free(m);
-        if (!(m = *mp = malloc(bytes)))
+    int nv = nin + nout;
+    if (!m) {
+        size_t nkey = 0;
+        for (int i = 0; i < nv; i++)
+            nkey += 3 + 2 * (size_t)run_view(in, nin, out, i)->rank;
+        size_t o_need = align_up(sizeof(run_memo), 16), o_key = align_up(o_need + (size_t)nv * sizeof(size_t), 16),
+               o_meta = align_up(o_key + nkey * sizeof(int64_t), 16),
+               o_launch = align_up(o_meta + p->meta_total * sizeof(int64_t), 16);
+        unsigned char *base = malloc(o_launch + (size_t)p->nk * sizeof(kf_cg_launches));
+        if (!base)
             return;
-        m->cap = bytes;
+        m = *mp = (run_memo *)base;
+        m->need = (size_t *)(base + o_need);
+        m->key = (int64_t *)(base + o_key);
+        m->meta = (int64_t *)(base + o_meta);
+        m->launch = (kf_cg_launches *)(base + o_launch);
     }
-    unsigned char *base = (unsigned char *)m;
-    m->need = (size_t *)(base + o_need);
-    m->key = (int64_t *)(base + o_key);
-    m->meta = (int64_t *)(base + o_meta);
-    m->launch = (kf_cg_launches *)(base + o_launch);
-    m->nkey = nkey;
     int64_t *k = m->key;
-    for (size_t i = 0; i < nv; i++) {
-        const kf_view *v = i < (size_t)nin ? &in[i] : &out[i - (size_t)nin];
-        m->need[i] = view_need(v);
+    for (int i = 0; i < nv; i++) {
+        const kf_view *v = run_view(in, nin, out, i);
+        m->need[i] = kf_rt_view_bytes(v);
         k[0] = (int64_t)v->dtype;
         k[1] = v->rank;
         k[2] = (int64_t)v->offset;
         memcpy(k + 3, v->shape, (size_t)v->rank * sizeof *v->shape);
         memcpy(k + 3 + v->rank, v->strides, (size_t)v->rank * sizeof *v->strides);
-        k += view_key_len(v);
+        k += 3 + 2 * v->rank;
     }
     memcpy(m->meta, meta, p->meta_total * sizeof *meta);
     memcpy(m->launch, launch, (size_t)p->nk * sizeof *launch);
     m->stored_bytes = stored_bytes;
     m->partial_bytes = partial_bytes;
-    m->valid = true;
 }
 
 kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ninputs, const void *const *scalars,
