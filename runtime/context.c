@@ -556,10 +556,17 @@ kf_status kf_rt_arena(kf_context *ctx, kf_stream *s, int i, size_t bytes)
         s->arena[i] = NULL;
         s->arena_size[i] = 0;
     }
-    size_t want = bytes < 4096 ? 4096 : bytes + bytes / 4;
+    size_t want = bytes < 4096 ? 4096 : (bytes + bytes / 4 + 15) / 16 * 16;
     kf_status st = ctx->be->alloc(ctx->dev, want, &s->arena[i], &err);
     if (st != KF_OK)
         return kf_rt_fail(ctx, st, "allocating %zu bytes of scratch: %s", want, err.msg);
+    /* a GPU's reductions count chunks in the partials' arena: it starts
+     * zeroed, and they leave it so (kf_cg_launch_rule) */
+    if (i == 1 && (st = ctx->be->fill(ctx->dev, s->arena[i], 0, 0, want, s->h, &err)) != KF_OK) {
+        ctx->be->free(ctx->dev, s->arena[i]);
+        s->arena[i] = NULL;
+        return kf_rt_fail(ctx, st, "zeroing %zu bytes of scratch: %s", want, err.msg);
+    }
     s->arena_size[i] = want;
     return KF_OK;
 }

@@ -90,8 +90,10 @@ void kf_rt_link_remove(kf_context *ctx, kf_rt_link *l);
 /* The stream object for s (NULL: the default stream). */
 static inline kf_stream *kf_rt_stream(kf_context *ctx, kf_stream *s) { return s ? s : ctx->default_stream; }
 /* Make sure scratch arena i of s holds at least bytes (synchronising s
- * before releasing a smaller one that queued work may still use).  Caller
- * holds s->lock. */
+ * before releasing a smaller one that queued work may still use).  A new
+ * arena 1 is zeroed on s first: a GPU's reductions keep counters there
+ * that every launch leaves zero (kf_cg_launch_rule).  Caller holds
+ * s->lock. */
 kf_status kf_rt_arena(kf_context *ctx, kf_stream *s, int i, size_t bytes);
 /* The take flag of s, allocated and zeroed on first use.  Caller holds s->lock. */
 kf_status kf_rt_flag(kf_context *ctx, kf_stream *s);

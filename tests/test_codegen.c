@@ -307,7 +307,10 @@ static void emit_case(tcase *c, const kf_cg_caps *devcaps)
             if (!mine)
                 continue;
             strcat(nm, "(");
-            CHECK_MSG(strstr(c->cuda, nm) && strstr(c->ocl, nm), "%s: entry %s missing", c->name, nm);
+            if (v == KF_CG_COMB)   /* a GPU's tile combines its partials itself (test_runtime runs comb) */
+                CHECK_MSG(!strstr(c->cuda, nm) && !strstr(c->ocl, nm), "%s: entry %s in a GPU's code", c->name, nm);
+            else
+                CHECK_MSG(strstr(c->cuda, nm) && strstr(c->ocl, nm), "%s: entry %s missing", c->name, nm);
         }
         CHECK_MSG(s != KF_OK || a->param_bytes <= 4096, "%s: kernel %d has %zu parameter bytes", c->name, k,
                   a->param_bytes);
@@ -820,18 +823,21 @@ static bool cl_run(tcase *c, cl_program prog, const kf_host_array *inputs, const
         if (ok)
             ok = kf_cg_fill_meta(abi, p, symvals, arr, meta, msg, sizeof msg) == KF_OK;
         kf_cg_launches L = { 0 };
+        /* the programs are a GPU's code: their tile combines its partials
+         * itself, so reductions launch as on a GPU */
+        bool kgpu = gpu || kk->kind == KF_KERNEL_REDUCE;
         if (ok) {
-            kf_cg_launch_rule(abi, meta, NULL, D.cu, gpu, ro->grid, &L);
+            kf_cg_launch_rule(abi, meta, NULL, D.cu, kgpu, ro->grid, &L);
             if (L.n > 0) {
                 /* legality from kf_cg_pick_variant's choice, before a GPU's
                  * one element per thread for small calls and takes */
                 kf_cg_variant f = ro->force < 0 ? L.l[0].variant
                                                 : force_variant(abi, kf_cg_pick_variant(abi, meta, NULL), ro->force);
                 if (f != L.l[0].variant)   /* the programs are a GPU's code: warp, g64 and h64 are there */
-                    kf_cg_launch_variant(abi, meta, f, D.cu, gpu || f == KF_CG_WARP || f == KF_CG_G64 || f == KF_CG_H64,
-                                         ro->grid, &L);
+                    kf_cg_launch_variant(abi, meta, f, D.cu, kgpu || f == KF_CG_G64 || f == KF_CG_H64, ro->grid,
+                                         &L);
                 if (L.n == 0)   /* warp where an output has more than one tile, b64 where the layout does not fit */
-                    kf_cg_launch_rule(abi, meta, NULL, D.cu, gpu, ro->grid, &L);
+                    kf_cg_launch_rule(abi, meta, NULL, D.cu, kgpu, ro->grid, &L);
             }
             if (L.n > 0 && L.l[0].variant == KF_CG_SEQ && k < 64)
                 *seq_mask |= 1ull << k;
@@ -840,9 +846,11 @@ static bool cl_run(tcase *c, cl_program prog, const kf_host_array *inputs, const
             h64_launches += L.n > 0 && L.l[0].variant == KF_CG_H64;
         }
         cl_mem scratch = NULL;
-        if (ok && L.scratch_bytes) {
+        if (ok && L.scratch_bytes) {   /* zeroed, as the runtime's (the GPU tile's counters) */
             scratch = clCreateBuffer(D.ctx, CL_MEM_READ_WRITE, L.scratch_bytes, NULL, &err);
-            ok = err == CL_SUCCESS;
+            const cl_uint zero = 0;
+            ok = err == CL_SUCCESS &&
+                 clEnqueueFillBuffer(D.q, scratch, &zero, sizeof zero, 0, L.scratch_bytes, 0, NULL, NULL) == CL_SUCCESS;
         }
         if (ok && abi->has_err) {
             cl_int zero = 0;
@@ -883,6 +891,13 @@ static bool cl_run(tcase *c, cl_program prog, const kf_host_array *inputs, const
                 *index_error = true;
         }
         clFinish(D.q);
+        if (ok && scratch && kgpu) {   /* every counter back at zero for the next launch */
+            uint32_t cnt[KF_CG_COUNTER_BYTES / 4];
+            ok = clEnqueueReadBuffer(D.q, scratch, CL_TRUE, 0, sizeof cnt, cnt, 0, NULL, NULL) == CL_SUCCESS;
+            for (size_t i = 0; ok && i < sizeof cnt / 4; i++)
+                ok = cnt[i] == 0;
+            CHECK_MSG(ok, "%s: kernel %d: a chunk counter was not reset", c->name, k);
+        }
         if (scratch)
             clReleaseMemObject(scratch);
         free(arr);
@@ -1286,6 +1301,9 @@ static void test_abi(void)
         kf_cg_launch_rule(a, meta, NULL, 0, false, 0, &L);
         CHECK(L.n == 2 && L.l[0].variant == KF_CG_TILE && L.l[1].variant == KF_CG_COMB);
         CHECK(L.l[0].grid == 6 && L.l[1].grid == 3 && L.scratch_bytes == 32 + 32 + 48 + 32);
+        kf_cg_launch_rule(a, meta, NULL, 0, true, 0, &L);   /* a GPU: tile combines, counters first */
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_TILE && L.l[0].grid == 6);
+        CHECK(L.scratch_bytes == KF_CG_COUNTER_BYTES + 32 + 32 + 48 + 32);
         kf_cg_launch_variant(a, meta, KF_CG_SEQ, 0, false, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_SEQ && L.l[0].grid == 1 && L.scratch_bytes == 0);
         meta[2] = 64;

@@ -819,11 +819,17 @@ static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, 
             uint32_t grid = grid_for(M * nchunks, 1, compute_units, !gpu, grid_override);
             out->l[0] = (kf_cg_launch){ v, "", grid, KF_CG_BLOCK };
             if (nchunks > 1) {
-                out->n = 2;
-                out->l[1] = (kf_cg_launch){ KF_CG_COMB, "", grid_for(M, 1, compute_units, true, grid_override), KF_CG_BLOCK };
+                /* a GPU's tile combines each output's partials in the block
+                 * that finishes its last chunk, counting them in scratch's
+                 * first KF_CG_COUNTER_BYTES; elsewhere comb does, after it */
+                if (!gpu) {
+                    out->n = 2;
+                    out->l[1] = (kf_cg_launch){ KF_CG_COMB, "", grid_for(M, 1, compute_units, true, grid_override),
+                                                KF_CG_BLOCK };
+                }
                 /* per reduction, in outs order: P values, then P i64 indices
                  * for argmin/argmax, each array 16-byte aligned (emit.c) */
-                uint64_t P = M * nchunks, bytes = 0;
+                uint64_t P = M * nchunks, bytes = gpu ? KF_CG_COUNTER_BYTES : 0;
                 for (int j = 0; j < a->nouts; j++) {
                     if (a->red_val[j])
                         bytes += (P * a->red_val[j] + 15) / 16 * 16;

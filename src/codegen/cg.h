@@ -38,6 +38,8 @@ typedef struct kf_cg_spell {
     const char *unroll;             /* line before a loop to unroll, or "" */
     const char *no_unroll;          /* line before a loop not to unroll, or "" */
     const char *shfl_down;          /* warp shuffle down: pre of (value, delta) call, NULL when none */
+    const char *fence;              /* device-wide memory fence, a statement without ';' */
+    kf_cg_wrap atomic_inc;          /* pre X post: add 1 to the global unsigned int at X, the old value */
     kf_cg_bin fadd[2], fsub[2], fmul[2], fdiv[2];   /* [0] f32, [1] f64: correctly rounded, never contracted */
     const char *fsqrt[2];           /* correctly rounded square root */
     const char *math[KF_OP_COUNT][2];      /* one-call functions by op, [0] f32, [1] f64 */

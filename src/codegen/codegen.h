@@ -79,7 +79,9 @@
  * loop over the reduced elements; tile = pass 1, one block per (output,
  * chunk), a chunk being a run of tiles of KF_CG_TILE_ELEMS reduced elements
  * (kf_cg_red_chunks), writing the output directly when an output has one
- * chunk, else partials to scratch; comb = pass 2, one block per output
+ * chunk, else partials to scratch, and on a GPU the block that finishes an
+ * output's last chunk (counted in scratch) combines them in comb's order;
+ * comb = pass 2 off a GPU (GPU code has no comb), one block per output
  * combining its chunks; warp = one 32-thread group per output (reduced
  * length <= KF_CG_TILE_ELEMS, GPUs only), the same bits as tile.  Which is used
  * depends on the shape and on whether the reduced dim is contiguous in the
@@ -139,6 +141,9 @@ enum {
     KF_CG_WARP_OUTPUTS = 4096,/* ... at least this many outputs, reduced dim contiguous, */
     KF_CG_WARP_SHORT = 1024,  /* ... or at least this many when L is at most this too */
     KF_CG_CHUNK_TARGET = 2048,/* tile: about this many (output, chunk) blocks when an output has several tiles */
+    KF_CG_COUNTER_BYTES = 4 * KF_CG_CHUNK_TARGET, /* GPU tile: scratch's first bytes, a 32-bit count of finished
+                                                   * chunks per output (an output has several chunks only when
+                                                   * M < KF_CG_CHUNK_TARGET) */
     KF_CG_NAME_MAX = 256      /* bytes enough for any entry name */
 };
 
@@ -245,7 +250,9 @@ typedef struct kf_cg_launch {
 typedef struct kf_cg_launches {
     int n;                  /* 0 (nothing to do), 1 or 2: launch in order on one stream */
     kf_cg_launch l[2];
-    uint64_t scratch_bytes; /* REDUCE: device scratch given to both launches; 0 when unused */
+    uint64_t scratch_bytes; /* REDUCE: device scratch given to every launch; 0 when unused.  On a GPU
+                             * its first KF_CG_COUNTER_BYTES must be zero before the first launch,
+                             * and the launches leave them zero */
 } kf_cg_launches;
 
 /* The launches of one call: the variant of kf_cg_pick_variant, entry names,
@@ -258,8 +265,10 @@ typedef struct kf_cg_launches {
  * runs the strided variant, one element per thread, and a strided call
  * that fits b64 runs b64: args broadcast on the leading bsplit dims, every
  * other buffer row-major contiguous and 16-byte aligned, the other dims a
- * whole number of vectors; off a GPU, tile replaces warp, whose bits it
- * gives) and the scratch size.
+ * whole number of vectors; a tile with several chunks per output is one
+ * launch, combining them itself; off a GPU, tile replaces warp, whose bits
+ * it gives, and comb follows a tile with several chunks per output) and the
+ * scratch size.
  * grid_override > 0 forces the grid of every launch (tests: results must
  * not change, in a build without KF_ONE_PASS). */
 void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units, bool gpu,

@@ -1578,7 +1578,9 @@ static void red_fold(E *e, const red *r, const char *acc, const char *ai, const 
     kf_sb_free(&x);
 }
 
-static void red_decl(E *e, const char *ind)
+/* The accumulators at their start values: declared, or (declare false)
+ * assigned. */
+static void red_decl(E *e, const char *ind, bool declare)
 {
     const kf_kernel *k = e->ki->k;
     kf_strbuf x = KF_STRBUF_INIT;
@@ -1588,9 +1590,10 @@ static void red_decl(E *e, const char *ind)
         red r = red_of(e, j);
         kf_sb_reset(&x);
         red_init(e, &r, &x);
-        P("%s%s acc%d = %s;\n", ind, r.acc, j, kf_sb_str(&x));
+        P("%s%s%sacc%d = %s;\n", ind, declare ? r.acc : "", declare ? " " : "", j, kf_sb_str(&x));
         if (r.arg)
-            P("%s%s ai%d = 0x7fffffffffffffff%s;\n", ind, I64(e), j, e->sp->sfx_i64);
+            P("%s%s%sai%d = 0x7fffffffffffffff%s;\n", ind, declare ? I64(e) : "", declare ? " " : "", j,
+              e->sp->sfx_i64);
     }
     if (kf_sb_failed(&x))
         e->o->oom = true;
@@ -1899,7 +1902,7 @@ static void emit_red_seq(E *e)
     grid_loop_vars(e, t, false);
     P("    for (%s o = tid; o < M; o += nth) {\n", t.IX);
     coords_from(e, t, kept_mask(e), "o", "t", "        ");
-    red_decl(e, "        ");
+    red_decl(e, "        ", true);
     P("        for (%s ri = 0; ri < L; ri++) {\n", t.IX);
     red_point(e, t, "ri", NULL, "            ");
     P("        }\n");
@@ -1939,8 +1942,10 @@ static void chunks_decl(E *e, ix t, bool elems)
         P("    const %s ce = per * %d; /* reduced elements per chunk */\n", t.IX, KF_CG_TILE_ELEMS);
 }
 
-/* Scratch layout: per reduction in outs order, P values then (argmin/argmax)
- * P i64 indices, each array rounded up to 16 bytes (abi.c sizes it). */
+/* Scratch layout: on a GPU first KF_CG_COUNTER_BYTES of counters (one per
+ * output, zero between launches), then per reduction in outs order, P
+ * values then (argmin/argmax) P i64 indices, each array rounded up to 16
+ * bytes (abi.c sizes it). */
 static void scratch_decl(E *e, ix t, bool tile)
 {
     const kf_cg_spell *sp = e->sp;
@@ -1952,6 +1957,11 @@ static void scratch_decl(E *e, ix t, bool tile)
     if (tile || arrays > 1)   /* tile loops to np; offsets past the first array need it */
         P("    const %s np = M * nchunks;\n", t.IX);
     P("    %s%s *sp = scratch;\n", sp->global, ST(e, KF_U8));
+    if (e->gpu) {
+        P("    %s%s *kf_cnt = (%s%s *)sp; /* per output: its chunks finished */\n", sp->global, U32(e), sp->global,
+          U32(e));
+        P("    sp += %d;\n", KF_CG_COUNTER_BYTES);
+    }
     size_t pending = 0;   /* bytes per partial of the previous array, added before the next */
     for (int j = 0; j < k->nouts; j++) {
         if (!is_red(e, k->outs[j]))
@@ -2109,6 +2119,62 @@ static void block_reduce(E *e)
     }
 }
 
+/* Append what f emits, every line but preprocessor ones indented by ind
+ * more. */
+static void indented(E *e, void (*f)(E *), const char *ind)
+{
+    kf_strbuf *out = e->o, tmp = KF_STRBUF_INIT;
+    e->o = &tmp;
+    f(e);
+    e->o = out;
+    for (const char *s = kf_sb_str(&tmp); *s;) {
+        const char *nl = strchr(s, '\n');
+        size_t n = nl ? (size_t)(nl - s) + 1 : strlen(s);
+        if (*s != '#' && *s != '\n')
+            kf_sb_puts(out, ind);
+        kf_sb_putn(out, s, n);
+        s += n;
+    }
+    if (kf_sb_failed(&tmp))
+        out->oom = true;
+    kf_sb_free(&tmp);
+}
+
+/* comb's fold of output o's partials: thread lid folds partials lid,
+ * lid + KF_CG_BLOCK, ... in order into the accumulators, which declare
+ * says to declare or to reset.  vol: read them past the caches (written by
+ * other blocks of this launch). */
+static void comb_fold(E *e, const char *o, bool declare, bool vol, const char *ind)
+{
+    const kf_kernel *k = e->ki->k;
+    const char *g = e->sp->global;
+    char in2[40], at[40];
+    kf_snprintf(in2, sizeof in2, "%s    ", ind);
+    kf_snprintf(at, sizeof at, strcmp(o, "0") ? "%s * nchunks + tt" : "tt", o);
+    red_decl(e, ind, declare);
+    P("%sfor (%s tt = lid; tt < nchunks; tt += %d) {\n", ind, ix_of(e, true).IX, KF_CG_BLOCK);
+    for (int j = 0; j < k->nouts; j++) {
+        if (!is_red(e, k->outs[j]))
+            continue;
+        red r = red_of(e, j);
+        char acc[16], ai[16], b[16], ib[16];
+        kf_snprintf(acc, sizeof acc, "acc%d", j);
+        kf_snprintf(ai, sizeof ai, "ai%d", j);
+        kf_snprintf(b, sizeof b, "b%d", j);
+        kf_snprintf(ib, sizeof ib, "ib%d", j);
+        if (vol)
+            P("%sconst %s b%d = ((volatile %s%s *)pv%d)[%s];\n", in2, r.acc, j, g, r.acc, j, at);
+        else
+            P("%sconst %s b%d = pv%d[%s];\n", in2, r.acc, j, j, at);
+        if (r.arg && vol)
+            P("%sconst %s ib%d = ((volatile %s%s *)pi%d)[%s];\n", in2, I64(e), j, g, I64(e), j, at);
+        else if (r.arg)
+            P("%sconst %s ib%d = pi%d[%s];\n", in2, I64(e), j, j, at);
+        red_fold(e, &r, acc, ai, b, ib, in2);
+    }
+    P("%s}\n", ind);
+}
+
 /* Pass 1 of a long reduction: block w does chunk w % nchunks of output
  * w / nchunks; in each tile of the chunk thread lid folds the groups of
  * KF_CG_RED_GROUP elements starting at 4 * lid + 1024 * g, g = 0..3, in
@@ -2122,6 +2188,8 @@ static void emit_red_tile(E *e)
     const int G = KF_CG_RED_GROUP, groups = KF_CG_TILE_ELEMS / (KF_CG_BLOCK * G);
     entry_head(e, KF_CG_TILE);
     shared_decl(e);
+    if (e->gpu)
+        P("    %s int kf_last; /* this block finished its output's last chunk */\n", sp->shared);
     red_prologue(e, t, true);
     bool vec = e->gpu && red_inner(e) >= 0;
     if (vec)
@@ -2134,7 +2202,7 @@ static void emit_red_tile(E *e)
         P("        const %s o = nchunks == 1 ? w : w / nchunks;\n", t.IX);
     P("        const %s r0 = (nchunks == 1 ? 0 : w %% nchunks) * ce, r1 = L - r0 < ce ? L : r0 + ce;\n", t.IX);
     coords_from(e, t, kept_mask(e), "o", "t", "        ");
-    red_decl(e, "        ");
+    red_decl(e, "        ", true);
     P("        for (%s base = r0; base < r1; base += %d) {\n", t.IX, KF_CG_TILE_ELEMS);
     /* on a GPU as vectors (guarded per group); else whole tiles without
      * guards (the loads go out together), the last part of a chunk with
@@ -2172,13 +2240,34 @@ static void emit_red_tile(E *e)
         if (red_of(e, j).arg)
             P("                pi%d[w] = ai%d;\n", j, j);
     }
-    P("            }\n        }\n    }\n}\n\n");
+    /* one launch on a GPU: the block that finishes an output's last chunk
+     * combines its partials as comb would (same order, same bits).  The
+     * count is taken in the block that stores the partials: PoCL (3.1, a
+     * CPU) ran a second lid == 0 block between it and the barrier once per
+     * work-item, each time as work-item 0, counting every chunk 256 times */
+    const char *o = kept_mask(e) ? "o" : "0";
+    if (e->gpu) {
+        P("                %s; /* this chunk's partials are seen before its count */\n", sp->fence);
+        P("                kf_last = (%s)%s&kf_cnt[%s]%s + 1 == nchunks;\n", t.IX, sp->atomic_inc.pre, o,
+          sp->atomic_inc.post);
+        P("                if (kf_last)\n                    kf_cnt[%s] = 0; /* zero for the next launch */\n", o);
+    }
+    P("            }\n        }\n");
+    if (e->gpu) {
+        P("        if (nchunks > 1) {\n            %s;\n            if (kf_last) {\n", sp->barrier);
+        P("                %s;\n", sp->fence);
+        comb_fold(e, o, false, true, "                ");
+        indented(e, block_reduce, "        ");
+        P("                if (lid == 0) {\n");
+        red_final(e, "                    ");
+        P("                }\n            }\n        }\n");
+    }
+    P("    }\n}\n\n");
 }
 
+/* Pass 2 (off a GPU): block o combines the partials of output o. */
 static void emit_red_comb(E *e)
 {
-    const kf_cg_kinfo *ki = e->ki;
-    const kf_kernel *k = ki->k;
     const kf_cg_spell *sp = e->sp;
     ix t = ix_of(e, true);
     entry_head(e, KF_CG_COMB);
@@ -2189,23 +2278,7 @@ static void emit_red_comb(E *e)
     scratch_decl(e, t, false);
     P("    for (%s o = (%s)%s; o < M; o += (%s)%s) {\n", t.IX, t.IX, sp->bid, t.IX, sp->gdim);
     coords_from(e, t, kept_mask(e), "o", "t", "        ");
-    red_decl(e, "        ");
-    P("        for (%s tt = lid; tt < nchunks; tt += %d) {\n", t.IX, KF_CG_BLOCK);
-    for (int j = 0; j < k->nouts; j++) {
-        if (!is_red(e, k->outs[j]))
-            continue;
-        red r = red_of(e, j);
-        char acc[16], ai[16], b[16], ib[16];
-        kf_snprintf(acc, sizeof acc, "acc%d", j);
-        kf_snprintf(ai, sizeof ai, "ai%d", j);
-        kf_snprintf(b, sizeof b, "b%d", j);
-        kf_snprintf(ib, sizeof ib, "ib%d", j);
-        P("            const %s b%d = pv%d[o * nchunks + tt];\n", r.acc, j, j);
-        if (r.arg)
-            P("            const %s ib%d = pi%d[o * nchunks + tt];\n", I64(e), j, j);
-        red_fold(e, &r, acc, ai, b, ib, "            ");
-    }
-    P("        }\n");
+    comb_fold(e, "o", true, false, "        ");
     block_reduce(e);
     P("        if (lid == 0) {\n");
     red_final(e, "            ");
@@ -2383,9 +2456,10 @@ static void emit_kernel(E *e)
     } else {
         emit_red_seq(e);
         emit_red_tile(e);
-        emit_red_comb(e);
         if (e->gpu)   /* off a GPU the launch rule runs tile instead (same bits) */
             emit_red_warp(e);
+        else          /* a GPU's tile combines the partials itself */
+            emit_red_comb(e);
     }
 }
 
