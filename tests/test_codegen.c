@@ -274,7 +274,7 @@ static void emit_case(tcase *c, const kf_cg_caps *devcaps)
         return;
     /* CUDA as for sm_80 and later (every NVRTC target below is one);
      * OpenCL without inline PTX (PoCL runs it) */
-    kf_cg_caps sm80 = { true, true, true, true }, all = { true, true, false, true };
+    kf_cg_caps sm80 = { true, true, true, true, true }, all = { true, true, false, true, false };
     c->cuda = emit(c, KF_TARGET_CUDA, &sm80, KF_OK, NULL);
     c->ocl = emit(c, KF_TARGET_OPENCL, &all, KF_OK, NULL);
     char *again = emit(c, KF_TARGET_CUDA, &sm80, KF_OK, NULL);
@@ -585,6 +585,7 @@ static void cl_open(void)
     D.caps.fp64 = has_ext(exts, "cl_khr_fp64");
     D.caps.fp16 = has_ext(exts, "cl_khr_fp16");
     D.caps.gpu = true;   /* the code GPUs get runs here too (test_runtime runs the CPU form) */
+    D.caps.ptx = has_ext(exts, "cl_nv_device_attribute_query");   /* NVIDIA's compiler: inline PTX */
     cl_uint cu = 0;
     clGetDeviceInfo(D.d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL);
     D.cu = (int)cu;
@@ -1421,7 +1422,7 @@ static void test_errors(void)
     CHECK_STATUS(kf_cg_emit(NULL, KF_TARGET_CUDA, NULL, &o, err, sizeof err), KF_ERR_INVALID_ARG);
     const tcase *c = find_case("halfs");
     if (c) {
-        kf_cg_caps no16 = { true, false, false, true };
+        kf_cg_caps no16 = { true, false, false, true, false };
         CHECK_STATUS(kf_cg_emit(c->pl.plan, KF_TARGET_OPENCL, &no16, &o, err, sizeof err), KF_ERR_UNSUPPORTED);
         CHECK(strstr(err, "cl_khr_fp16") && strstr(err, "halfs") && strstr(err, "f16"));
         kf_sb_reset(&o);
@@ -1430,7 +1431,7 @@ static void test_errors(void)
     }
     c = find_case("rows");
     if (c) {   /* f32 max: one PTX instruction from sm_80 (CUDA, NVIDIA's OpenCL), else selects */
-        kf_cg_caps before80 = { true, true, false, true }, from80 = { true, true, true, true };
+        kf_cg_caps before80 = { true, true, false, true, true }, from80 = { true, true, true, true, true };
         CHECK_STATUS(kf_cg_emit(c->pl.plan, KF_TARGET_CUDA, &from80, &o, err, sizeof err), KF_OK);
         CHECK(strstr(kf_sb_str(&o), "max.NaN.f32") && !strstr(kf_sb_str(&o), "a != a ?"));
         kf_sb_reset(&o);
@@ -1443,10 +1444,22 @@ static void test_errors(void)
         CHECK_STATUS(kf_cg_emit(c->pl.plan, KF_TARGET_OPENCL, &before80, &o, err, sizeof err), KF_OK);
         CHECK(!strstr(kf_sb_str(&o), "max.NaN") && strstr(kf_sb_str(&o), "a != a ?"));
         kf_sb_reset(&o);
+        /* the one-launch tile's device-wide fence: membar.gl where OpenCL
+         * takes PTX (NVIDIA makes membar.cta of mem_fence), else mem_fence */
+        CHECK_STATUS(kf_cg_emit(c->pl.plan, KF_TARGET_OPENCL, &before80, &o, err, sizeof err), KF_OK);
+        CHECK(strstr(kf_sb_str(&o), "asm volatile(\"membar.gl;\"") && !strstr(kf_sb_str(&o), "mem_fence("));
+        kf_sb_reset(&o);
+        before80.ptx = false;
+        CHECK_STATUS(kf_cg_emit(c->pl.plan, KF_TARGET_OPENCL, &before80, &o, err, sizeof err), KF_OK);
+        CHECK(!strstr(kf_sb_str(&o), "membar") && strstr(kf_sb_str(&o), "mem_fence(CLK_GLOBAL_MEM_FENCE)"));
+        kf_sb_reset(&o);
+        CHECK_STATUS(kf_cg_emit(c->pl.plan, KF_TARGET_CUDA, &before80, &o, err, sizeof err), KF_OK);
+        CHECK(strstr(kf_sb_str(&o), "__threadfence()") && strstr(kf_sb_str(&o), "atomicAdd(&kf_cnt[o], 1u)"));
+        kf_sb_reset(&o);
     }
     c = find_case("discount");
     if (c) {
-        kf_cg_caps no64 = { false, true, false, true };
+        kf_cg_caps no64 = { false, true, false, true, false };
         CHECK_STATUS(kf_cg_emit(c->pl.plan, KF_TARGET_OPENCL, &no64, &o, err, sizeof err), KF_ERR_UNSUPPORTED);
         CHECK(strstr(err, "cl_khr_fp64") && strstr(err, "f64"));
         kf_sb_reset(&o);

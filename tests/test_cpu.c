@@ -904,7 +904,7 @@ static void test_emit(void)
     if (m && kf_fuse(kf_module_graph(m, 0), NULL, NULL, &p) == KF_OK) {
         kf_strbuf a = KF_STRBUF_INIT;
         char err[256];
-        kf_cg_caps caps = { false, true, false, false };
+        kf_cg_caps caps = { false, true, false, false, false };
         CHECK_STATUS(kf_cg_emit(p.plan, KF_TARGET_LLVM, &caps, &a, err, sizeof err), KF_ERR_UNSUPPORTED);
         CHECK_CONTAINS(err, "f64");
         kf_sb_free(&a);

@@ -32,7 +32,7 @@ kf_cg_caps kf_cache_caps_of(const kf_device_info *info)
 {
     /* sm is set on CUDA devices and NVIDIA's OpenCL ones, whose compilers
      * both take inline PTX */
-    return (kf_cg_caps){ info->fp64, info->fp16, info->sm >= 80, info->gpu };
+    return (kf_cg_caps){ info->fp64, info->fp16, info->sm >= 80, info->gpu, info->sm > 0 };
 }
 
 kf_status kf_cache_target_of(const kf_device_info *info, const char *compiler_id, const kf_fuse_options *fuse,

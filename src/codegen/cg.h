@@ -38,7 +38,8 @@ typedef struct kf_cg_spell {
     const char *unroll;             /* line before a loop to unroll, or "" */
     const char *no_unroll;          /* line before a loop not to unroll, or "" */
     const char *shfl_down;          /* warp shuffle down: pre of (value, delta) call, NULL when none */
-    const char *fence;              /* device-wide memory fence, a statement without ';' */
+    const char *fence;              /* memory fence over global memory, a statement without ';' (OpenCL's
+                                     * orders a work-group's view only; emit.c's fence() adds PTX's) */
     kf_cg_wrap atomic_inc;          /* pre X post: add 1 to the global unsigned int at X, the old value */
     kf_cg_bin fadd[2], fsub[2], fmul[2], fdiv[2];   /* [0] f32, [1] f64: correctly rounded, never contracted */
     const char *fsqrt[2];           /* correctly rounded square root */

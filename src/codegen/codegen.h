@@ -121,6 +121,8 @@ typedef struct kf_cg_caps {
                   * OpenCL code is the same computation written to compile fast there: no
                   * unroll pragmas, the block tree folded by one work-item, no warp entry
                   * point (docs/codegen.md, "Off a GPU") */
+    bool ptx;    /* the compiler takes inline PTX (CUDA, NVIDIA's OpenCL): OpenCL's device-wide
+                  * fence is then membar.gl, where NVIDIA compiles mem_fence to membar.cta */
 } kf_cg_caps;
 
 typedef enum kf_cg_variant {

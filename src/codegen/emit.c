@@ -2119,6 +2119,16 @@ static void block_reduce(E *e)
     }
 }
 
+/* A device-wide memory fence.  OpenCL C 1.2 has none: NVIDIA compiles
+ * mem_fence(CLK_GLOBAL_MEM_FENCE) to membar.cta, so where the compiler
+ * takes inline PTX the fence is PTX's membar.gl; elsewhere (PoCL, a CPU)
+ * mem_fence, whose fence covers the device. */
+static const char *fence(const E *e)
+{
+    bool ptx = e->target == KF_TARGET_OPENCL && e->caps && e->caps->ptx;
+    return ptx ? "asm volatile(\"membar.gl;\" ::: \"memory\")" : e->sp->fence;
+}
+
 /* Append what f emits, every line but preprocessor ones indented by ind
  * more. */
 static void indented(E *e, void (*f)(E *), const char *ind)
@@ -2247,7 +2257,7 @@ static void emit_red_tile(E *e)
      * work-item, each time as work-item 0, counting every chunk 256 times */
     const char *o = kept_mask(e) ? "o" : "0";
     if (e->gpu) {
-        P("                %s; /* this chunk's partials are seen before its count */\n", sp->fence);
+        P("                %s; /* this chunk's partials are seen before its count */\n", fence(e));
         P("                kf_last = (%s)%s&kf_cnt[%s]%s + 1 == nchunks;\n", t.IX, sp->atomic_inc.pre, o,
           sp->atomic_inc.post);
         P("                if (kf_last)\n                    kf_cnt[%s] = 0; /* zero for the next launch */\n", o);
@@ -2255,7 +2265,7 @@ static void emit_red_tile(E *e)
     P("            }\n        }\n");
     if (e->gpu) {
         P("        if (nchunks > 1) {\n            %s;\n            if (kf_last) {\n", sp->barrier);
-        P("                %s;\n", sp->fence);
+        P("                %s;\n", fence(e));
         comb_fold(e, o, false, true, "                ");
         indented(e, block_reduce, "        ");
         P("                if (lid == 0) {\n");

@@ -215,7 +215,7 @@ static int cmd_emit(int argc, char **argv)
     const fusec_cmd *c = find_cmd("emit");
     const char *file = NULL, *graph = NULL, *target = NULL;
     bool optimized = false;
-    kf_cg_caps caps = { true, true, false, true };   /* every capability, no inline PTX */
+    kf_cg_caps caps = { true, true, false, true, false };   /* every capability, no inline PTX */
     for (int i = 1; i < argc; i++) {
         if ((strcmp(argv[i], "--graph") == 0 || strcmp(argv[i], "--target") == 0) && i + 1 < argc) {
             *(argv[i][2] == 'g' ? &graph : &target) = argv[i + 1];
