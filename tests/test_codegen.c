@@ -273,8 +273,8 @@ static void emit_case(tcase *c, const kf_cg_caps *devcaps)
     if (!c->fused)
         return;
     /* CUDA as for sm_80 and later (every NVRTC target below is one);
-     * OpenCL without inline PTX (PoCL runs it) */
-    kf_cg_caps sm80 = { true, true, true, true, true }, all = { true, true, false, true, false };
+     * OpenCL without inline PTX (PoCL runs it) but the device's fence */
+    kf_cg_caps sm80 = { true, true, true, true, true }, all = { true, true, false, true, devcaps && devcaps->ptx };
     c->cuda = emit(c, KF_TARGET_CUDA, &sm80, KF_OK, NULL);
     c->ocl = emit(c, KF_TARGET_OPENCL, &all, KF_OK, NULL);
     char *again = emit(c, KF_TARGET_CUDA, &sm80, KF_OK, NULL);
