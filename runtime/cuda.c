@@ -194,8 +194,8 @@ static kf_status cu_fail(const kf_cu_api *a, kf_rt_err *err, CUresult r, const c
  * C++17 dialect.  No include path: generated code includes no headers (the
  * toolkit's headers need not exist where kfuse runs; NVRTC 13 has no
  * built-in cuda_fp16.h).  -DKF_ONE_PASS: every launch here comes from
- * kf_cg_launch_rule with gpu set, whose elementwise grids cover the space,
- * so the elementwise loops run once (docs/codegen.md). */
+ * kf_cg_launch_rule with gpu set, whose elementwise and warp grids cover
+ * the space, so those loops run once (docs/codegen.md). */
 
 #define KF_NVRTC_OPT1 "-default-device"
 #define KF_NVRTC_OPT2 "--fmad=false" /* a*b+c rounds twice, as the interpreter does */

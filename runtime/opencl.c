@@ -26,8 +26,8 @@
  * Build options: "-cl-std=CL1.2", plus -cl-fp32-correctly-rounded-divide-sqrt
  * where the device offers it (CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT; without
  * it OpenCL allows 2.5 ulp for f32 division and 3 ulp for sqrt), plus
- * -DKF_ONE_PASS on a GPU, whose elementwise grids from kf_cg_launch_rule
- * cover the space (docs/codegen.md); a CPU device keeps the grid-stride
+ * -DKF_ONE_PASS on a GPU, whose elementwise and warp grids from
+ * kf_cg_launch_rule cover the space (docs/codegen.md); a CPU device keeps the grid-stride
  * loops over its capped grid.  Never -cl-fast-relaxed-math, -cl-mad-enable
  * or -cl-denorms-are-zero: kfuse's float semantics are IEEE unless the
  * caller asks otherwise.  OpenCL C

@@ -1323,6 +1323,19 @@ static void test_abi(void)
         CHECK(L.n == 0);
         kf_cg_launch_variant(a, meta, KF_CG_WARP, 16, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARP && L.l[0].grid == 512);
+        /* warp runs its loop over outputs once (KF_ONE_PASS): past 8 *
+         * (2^31 - 1) outputs no grid covers them, and tile runs instead */
+        meta[1] = 8 * (int64_t)INT32_MAX;
+        meta[2] = 32;
+        kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARP && L.l[0].grid == INT32_MAX);
+        meta[1] += 1;
+        kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_TILE);
+        kf_cg_launch_variant(a, meta, KF_CG_WARP, 16, true, 0, &L);
+        CHECK(L.n == 0);
+        meta[1] = 4096;
+        meta[2] = 1000;
         meta[4] = -1;   /* reversed rows */
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_WARP);
         meta[4] = 2;    /* padded rows: tile, or seq from 65536 outputs */
@@ -1581,7 +1594,7 @@ static const runopt runs_random[] = {
 static const runopt runs_short[] = {
     { 0, 0, -1, false },        { 1, 3, KF_CG_S32, false }, { 2, 2, KF_CG_SEQ, false }, { 0, 1, KF_CG_TILE, false },
     { 1, 0, KF_CG_WARP, false }, { 0, 2, KF_CG_B64, false }, { 0, 0, KF_CG_C64, true },  { 0, 0, KF_CG_B64, true },
-    { 0, 0, KF_CG_G64, true }, { 0, 0, KF_CG_H64, true },
+    { 0, 0, KF_CG_G64, true }, { 0, 0, KF_CG_H64, true }, { 0, 0, KF_CG_WARP, true },
 };
 /* the per-dtype graphs: the picked variant only (sizes small and mid reach
  * both reduction paths); every distinct entry launched costs a JIT on PoCL */

@@ -742,6 +742,14 @@ static uint32_t grid_for(uint64_t items, uint64_t per_block, int cu, bool capped
     return g ? (uint32_t)g : 1;
 }
 
+/* Does warp's grid (a block per WARP_OUTPUTS_PER_BLOCK outputs) cover M
+ * outputs within CUDA's 2^31 - 1 blocks? */
+enum { WARP_OUTPUTS_PER_BLOCK = KF_CG_BLOCK / KF_CG_WARP_LANES };
+static bool warp_covers(uint64_t M)
+{
+    return (M + WARP_OUTPUTS_PER_BLOCK - 1) / WARP_OUTPUTS_PER_BLOCK <= INT32_MAX;
+}
+
 /* Steps of the dims b64 walks outermost, 0..bsplit-1 (at least 1 for a
  * call with elements). */
 static uint64_t outer_steps(const kf_cg_kabi *a, const int64_t *meta)
@@ -804,14 +812,13 @@ static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, 
         uint64_t M, L;
         red_sizes(a, meta, &M, &L);
         if (M == 0 || (v != KF_CG_SEQ && v != KF_CG_TILE && v != KF_CG_WARP) ||
-            (v == KF_CG_WARP && (L > KF_CG_TILE_ELEMS || !gpu)))
+            (v == KF_CG_WARP && (L > KF_CG_TILE_ELEMS || !gpu || !warp_covers(M))))   /* KF_ONE_PASS: a covering grid */
             return;
         out->n = 1;
         if (v == KF_CG_SEQ) {
             out->l[0] = (kf_cg_launch){ v, "", grid_for(M, KF_CG_BLOCK, compute_units, true, grid_override), KF_CG_BLOCK };
         } else if (v == KF_CG_WARP) {
-            uint64_t per_block = KF_CG_BLOCK / KF_CG_WARP_LANES;
-            uint32_t grid = grid_for(M, per_block, compute_units, !gpu, grid_override);
+            uint32_t grid = grid_for(M, WARP_OUTPUTS_PER_BLOCK, compute_units, !gpu, grid_override);
             out->l[0] = (kf_cg_launch){ v, "", grid, KF_CG_BLOCK };
         } else {
             uint64_t nchunks, ce;
@@ -920,8 +927,12 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
                        uint32_t grid_override, kf_cg_launches *out)
 {
     kf_cg_variant v = kf_cg_pick_variant(a, meta, addrs);
-    if (!gpu && v == KF_CG_WARP)   /* a GPU variant; tile gives its bits (emit.c emits it only there) */
-        v = KF_CG_TILE;
+    if (v == KF_CG_WARP) {   /* a GPU variant; tile gives its bits (emit.c emits it only there) */
+        uint64_t M, L;
+        red_sizes(a, meta, &M, &L);
+        if (!gpu || !warp_covers(M))
+            v = KF_CG_TILE;
+    }
     if (gpu && (v == KF_CG_S32 || v == KF_CG_S64) && b64_fits(a, meta, addrs))
         v = KF_CG_B64;
     v = narrow(a, meta, v, compute_units, gpu);

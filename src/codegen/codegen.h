@@ -17,8 +17,8 @@
  * grid of blocks of exactly KF_CG_BLOCK threads (OpenCL: local size
  * KF_CG_BLOCK, global size grid * KF_CG_BLOCK) and loops grid-stride, so any
  * grid of at least one block is correct; kf_cg_launch_rule picks the grid.
- * Built with KF_ONE_PASS defined, the elementwise loops run at most once:
- * then only a grid that covers the space (kf_cg_launch_rule with gpu set
+ * Built with KF_ONE_PASS defined, the elementwise loops and warp's loop
+ * over outputs run at most once: then only a grid that covers the space (kf_cg_launch_rule with gpu set
  * and no grid_override) is correct (docs/codegen.md, "One pass").
  *
  * Parameters, in this order, identical for every variant of a kernel:

@@ -1678,11 +1678,13 @@ static void sizes_ML(E *e, ix t)
 
 /* The opening of a reduction entry: buffers, every dim, strides, the
  * loads of broadcast arguments (args: the entry reads the arguments), M
- * and L. */
-static void red_prologue(E *e, ix t, bool args)
+ * and L.  The reduced dims take rt's index type, the kept ones t's (warp
+ * counts its reduced elements, at most KF_CG_TILE_ELEMS, in 32 bits). */
+static void red_prologue(E *e, ix t, ix rt, bool args)
 {
     prologue(e, args);
-    dims_decl(e, t, (uint8_t)((1u << e->ki->R) - 1));
+    for (int d = 0; d < e->ki->R; d++)
+        dims_decl(e, (red_mask(e) & (1u << d)) ? rt : t, (uint8_t)(1u << d));
     strides_decl(e, t, args);
     if (args)
         bcast_loads(e);
@@ -1856,12 +1858,13 @@ static void red_vpoints(E *e, ix t, const char *gi, const char *at, const char *
 }
 
 /* Under gvec, the groups v = 0 .. n - 1 of a round, at reduced index gi =
- * base + (v * vstride + who) * KF_CG_RED_GROUP, those below lim, folded
- * into the accumulators (slots: the warp's wa<j>[v]).  A batch's loads go
- * out together, before its math: a guarded load would otherwise wait for
- * the previous group's math; batches keep at most 64 words of loads in
- * registers.  The points of a group are unrolled where the round's are
- * few enough (KF_CG_UNROLL_MAX, compile time). */
+ * base + (v * vstride + who) * KF_CG_RED_GROUP, those below lim (every
+ * one when lim is NULL: a whole round), folded into the accumulators
+ * (slots: the warp's wa<j>[v]).  A batch's loads go out together, before
+ * its math: a guarded load would otherwise wait for the previous group's
+ * math; batches keep at most 64 words of loads in registers.  The points
+ * of a group are unrolled where the round's are few enough
+ * (KF_CG_UNROLL_MAX, compile time). */
 static void red_vbatches(E *e, ix t, int n, int vstride, const char *who, const char *lim, bool slots, const char *ind)
 {
     const kf_kernel *k = e->ki->k;
@@ -1884,12 +1887,15 @@ static void red_vbatches(E *e, ix t, int n, int vstride, const char *who, const 
         P("%sfor (int vi = 0; vi < %d; vi++) {\n", i1, B);
         P("%sconst int vt = vb + vi;\n", i2);
         P("%sconst %s gi = base + ((%s)vt * %d + %s) * %d;\n", i2, t.IX, t.IX, vstride, who, KF_CG_RED_GROUP);
-        P("%sif (gi < %s) {\n", i2, lim);
-        if (pass == 0)
-            red_vload(e, t, "gi", "vi", i3);
+        if (lim)
+            P("%sif (gi < %s) {\n", i2, lim);
         else
-            red_vpoints(e, t, "gi", "vi", slots ? "vt" : NULL, unroll, i3);
-        P("%s}\n%s}\n", i2, i1);
+            P("%s(void)gi; /* unread when no coordinate is */\n", i2);
+        if (pass == 0)
+            red_vload(e, t, "gi", "vi", lim ? i3 : i2);
+        else
+            red_vpoints(e, t, "gi", "vi", slots ? "vt" : NULL, unroll, lim ? i3 : i2);
+        P(lim ? "%s}\n%s}\n" : "%s%s}\n", lim ? i2 : "", i1);
     }
     P("%s}\n", ind);
 }
@@ -1898,7 +1904,7 @@ static void emit_red_seq(E *e)
 {
     ix t = ix_of(e, true);
     entry_head(e, KF_CG_SEQ);
-    red_prologue(e, t, true);
+    red_prologue(e, t, t, true);
     grid_loop_vars(e, t, false);
     P("    for (%s o = tid; o < M; o += nth) {\n", t.IX);
     coords_from(e, t, kept_mask(e), "o", "t", "        ");
@@ -2200,7 +2206,7 @@ static void emit_red_tile(E *e)
     shared_decl(e);
     if (e->gpu)
         P("    %s int kf_last; /* this block finished its output's last chunk */\n", sp->shared);
-    red_prologue(e, t, true);
+    red_prologue(e, t, t, true);
     bool vec = e->gpu && red_inner(e) >= 0;
     if (vec)
         vec_decl(e);
@@ -2282,7 +2288,7 @@ static void emit_red_comb(E *e)
     ix t = ix_of(e, true);
     entry_head(e, KF_CG_COMB);
     shared_decl(e);
-    red_prologue(e, t, false);
+    red_prologue(e, t, t, false);
     chunks_decl(e, t, false);
     P("    const %s lid = (%s)%s;\n", t.IX, t.IX, sp->lid);
     scratch_decl(e, t, false);
@@ -2331,40 +2337,46 @@ static void lane_reduce(E *e)
  * (a group's load of one vector per lane reads 512 neighbouring bytes of
  * f32 under gvec), runs the tree's steps 128, 64, 32 in registers and
  * 16 ... 1 across lanes.  The loop over outputs runs the same trip count in
- * the whole block (barriers of lane_reduce); loads are guarded. */
+ * the whole block (barriers of lane_reduce), once under KF_ONE_PASS (the
+ * launch rule's GPU grid covers the outputs).  Reduced indices and dims
+ * are 32-bit (L <= KF_CG_TILE_ELEMS); whole rounds of 1024 elements load
+ * without guards, the last part of a row with them. */
 static void emit_red_warp(E *e)
 {
     const kf_cg_kinfo *ki = e->ki;
     const kf_kernel *k = ki->k;
     const kf_cg_spell *sp = e->sp;
-    ix t = ix_of(e, true);
+    ix t = ix_of(e, true), r = ix_of(e, false);
     const int W = KF_CG_WARP_LANES, V = KF_CG_BLOCK / KF_CG_WARP_LANES, G = KF_CG_BLOCK / KF_CG_WARP_LANES;
     const int RG = KF_CG_RED_GROUP, round = KF_CG_BLOCK * RG;
     entry_head(e, KF_CG_WARP);
     if (!sp->shfl_down)
         shared_decl(e);
-    red_prologue(e, t, true);
+    red_prologue(e, t, r, true);
     bool vec = red_inner(e) >= 0;
     if (vec)
         vec_decl(e);
-    P("    const %s lid = (%s)%s, lane = lid %% %d;\n", t.IX, t.IX, sp->lid, W);
-    P("    for (%s ob = (%s)%s * %d; ob < M; ob += (%s)%s * %d) {\n", t.IX, t.IX, sp->bid, G, t.IX, sp->gdim, G);
+    use(e, H_NEXT);
+    P("    const %s lid = (%s)%s, lane = lid %% %d;\n", r.IX, r.IX, sp->lid, W);
+    P("    const %s L32 = (%s)L; /* at most %d (launch rule) */\n", r.IX, r.IX, KF_CG_TILE_ELEMS);
+    P("    for (%s ob = (%s)%s * %d; ob < M; ob = KF_NEXT(ob, (%s)%s * %d, M)) {\n", t.IX, t.IX, sp->bid, G, t.IX,
+      sp->gdim, G);
     P("        const %s o = ob + lid / %d;\n", t.IX, W);
     coords_from(e, t, kept_mask(e), "o", "t", "        ");
     kf_strbuf x = KF_STRBUF_INIT;
     for (int j = 0; j < k->nouts; j++) {
         if (!is_red(e, k->outs[j]))
             continue;
-        red r = red_of(e, j);
+        red rd = red_of(e, j);
         kf_sb_reset(&x);
-        red_init(e, &r, &x);
-        P("        %s wa%d[%d];\n", r.acc, j, V);
-        if (r.arg)
+        red_init(e, &rd, &x);
+        P("        %s wa%d[%d];\n", rd.acc, j, V);
+        if (rd.arg)
             P("        %s wi%d[%d];\n", I64(e), j, V);
         pragma(e, e->unroll);
         P("        for (int vt = 0; vt < %d; vt++) {\n", V);
         P("            wa%d[vt] = %s;\n", j, kf_sb_str(&x));
-        if (r.arg)
+        if (rd.arg)
             P("            wi%d[vt] = 0x7fffffffffffffff%s;\n", j, sp->sfx_i64);
         P("        }\n");
     }
@@ -2376,29 +2388,32 @@ static void emit_red_warp(E *e)
     P("        if (o < M) {\n");
     if (vec) {
         P("            if (gvec) {\n");
-        P("                for (%s base = 0; base < L; base += %d) {\n", t.IX, round);
-        red_vbatches(e, t, V, W, "lane", "L", true, "                    ");
+        P("                %s base = 0;\n", r.IX);
+        P("                for (; base + %d <= L32; base += %d) {\n", round, round);
+        red_vbatches(e, r, V, W, "lane", NULL, true, "                    ");
+        P("                }\n                if (base < L32) {\n");
+        red_vbatches(e, r, V, W, "lane", "L32", true, "                    ");
         P("                }\n");
     }
     P(vec ? "            } else {\n" : "            {\n");
-    P("                for (%s base = 0; base < L; base += %d) {\n", t.IX, round);
+    P("                for (%s base = 0; base < L32; base += %d) {\n", r.IX, round);
     pragma(e, e->unroll);
     P("                    for (int vt = 0; vt < %d; vt++) {\n", V);
-    P("                        const %s gi = base + ((%s)vt * %d + lane) * %d;\n", t.IX, t.IX, W, RG);
+    P("                        const %s gi = base + ((%s)vt * %d + lane) * %d;\n", r.IX, r.IX, W, RG);
     pragma(e, sp->no_unroll);
     P("                        for (int l = 0; l < %d; l++) {\n", RG);
-    P("                            const %s ri = gi + (%s)l;\n", t.IX, t.IX);
-    P("                            if (ri < L) {\n");
-    red_point(e, t, "ri", "vt", "                                ");
+    P("                            const %s ri = gi + (%s)l;\n", r.IX, r.IX);
+    P("                            if (ri < L32) {\n");
+    red_point(e, r, "ri", "vt", "                                ");
     P("                            }\n                        }\n                    }\n                }\n");
     P("            }\n        }\n");
     for (int j = 0; j < k->nouts; j++) {
         if (!is_red(e, k->outs[j]))
             continue;
-        red r = red_of(e, j);
-        reg_steps(e, &r, j, "        ");
-        P("        %s acc%d = wa%d[0];\n", r.acc, j, j);
-        if (r.arg)
+        red rd = red_of(e, j);
+        reg_steps(e, &rd, j, "        ");
+        P("        %s acc%d = wa%d[0];\n", rd.acc, j, j);
+        if (rd.arg)
             P("        %s ai%d = wi%d[0];\n", I64(e), j, j);
     }
     lane_reduce(e);
