@@ -1309,8 +1309,20 @@ static void test_abi(void)
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_SEQ && L.l[0].grid == 1 && L.scratch_bytes == 0);
         meta[2] = 64;
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_SEQ);
-        meta[2] = 65;
+        meta[2] = 65;    /* a small call (M * L <= 65536) of rows of 65 .. 1024: warp */
+        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_WARP);
+        meta[4] = 2;     /* padded rows: tile */
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_TILE);
+        meta[4] = 1;
+        meta[1] = 64;
+        meta[2] = 1024;
+        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_WARP);
+        meta[1] = 65;    /* M * L over 65536 */
+        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_TILE);
+        meta[1] = 3;
+        meta[2] = 1025;  /* rows longer than a round */
+        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_TILE);
+        meta[2] = 65;
         /* warp: many outputs, 32 <= L <= 4096, the reduced dim contiguous in x */
         meta[1] = 4096;
         meta[2] = 1000;

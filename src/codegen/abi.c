@@ -626,7 +626,10 @@ static void red_sizes(const kf_cg_kabi *a, const int64_t *meta, uint64_t *M, uin
 bool kf_cg_warp_sizes(uint64_t M, uint64_t L)
 {
     bool many = M >= KF_CG_WARP_OUTPUTS || (M >= KF_CG_WARP_SHORT && L <= KF_CG_WARP_SHORT);
-    return many && L >= KF_CG_WARP_MIN && L <= KF_CG_TILE_ELEMS;
+    /* a small call of short rows: a lane's loads of a round go out together,
+     * where tile's block waits for its tree (docs/codegen.md) */
+    bool small = L > KF_CG_SEQ_MAX && L <= KF_CG_WARP_SHORT && M <= KF_CG_WARP_SMALL / L;
+    return (many || small) && L >= KF_CG_WARP_MIN && L <= KF_CG_TILE_ELEMS;
 }
 
 static bool use_seq(uint64_t M, uint64_t L)

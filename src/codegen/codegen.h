@@ -141,7 +141,8 @@ enum {
     KF_CG_WARP_LANES = 32,    /* threads per output of warp (a CUDA warp) */
     KF_CG_WARP_MIN = 32,      /* warp: reduced length at least this, at most KF_CG_TILE_ELEMS, */
     KF_CG_WARP_OUTPUTS = 4096,/* ... at least this many outputs, reduced dim contiguous, */
-    KF_CG_WARP_SHORT = 1024,  /* ... or at least this many when L is at most this too */
+    KF_CG_WARP_SHORT = 1024,  /* ... or at least this many when L is at most this too, */
+    KF_CG_WARP_SMALL = 65536, /* ... or M * L at most this with KF_CG_SEQ_MAX < L <= KF_CG_WARP_SHORT */
     KF_CG_CHUNK_TARGET = 2048,/* tile: about this many (output, chunk) blocks when an output has several tiles */
     KF_CG_COUNTER_BYTES = 4 * KF_CG_CHUNK_TARGET, /* GPU tile: scratch's first bytes, a 32-bit count of finished
                                                    * chunks per output (an output has several chunks only when

@@ -2346,19 +2346,19 @@ static void emit_red_warp(E *e)
     const kf_cg_kinfo *ki = e->ki;
     const kf_kernel *k = ki->k;
     const kf_cg_spell *sp = e->sp;
-    ix t = ix_of(e, true), r = ix_of(e, false);
+    ix t = ix_of(e, true), t32 = ix_of(e, false);
     const int W = KF_CG_WARP_LANES, V = KF_CG_BLOCK / KF_CG_WARP_LANES, G = KF_CG_BLOCK / KF_CG_WARP_LANES;
     const int RG = KF_CG_RED_GROUP, round = KF_CG_BLOCK * RG;
     entry_head(e, KF_CG_WARP);
     if (!sp->shfl_down)
         shared_decl(e);
-    red_prologue(e, t, r, true);
+    red_prologue(e, t, t32, true);
     bool vec = red_inner(e) >= 0;
     if (vec)
         vec_decl(e);
     use(e, H_NEXT);
-    P("    const %s lid = (%s)%s, lane = lid %% %d;\n", r.IX, r.IX, sp->lid, W);
-    P("    const %s L32 = (%s)L; /* at most %d (launch rule) */\n", r.IX, r.IX, KF_CG_TILE_ELEMS);
+    P("    const %s lid = (%s)%s, lane = lid %% %d;\n", t32.IX, t32.IX, sp->lid, W);
+    P("    const %s L32 = (%s)L; /* at most %d (launch rule) */\n", t32.IX, t32.IX, KF_CG_TILE_ELEMS);
     P("    for (%s ob = (%s)%s * %d; ob < M; ob = KF_NEXT(ob, (%s)%s * %d, M)) {\n", t.IX, t.IX, sp->bid, G, t.IX,
       sp->gdim, G);
     P("        const %s o = ob + lid / %d;\n", t.IX, W);
@@ -2367,16 +2367,16 @@ static void emit_red_warp(E *e)
     for (int j = 0; j < k->nouts; j++) {
         if (!is_red(e, k->outs[j]))
             continue;
-        red rd = red_of(e, j);
+        red r = red_of(e, j);
         kf_sb_reset(&x);
-        red_init(e, &rd, &x);
-        P("        %s wa%d[%d];\n", rd.acc, j, V);
-        if (rd.arg)
+        red_init(e, &r, &x);
+        P("        %s wa%d[%d];\n", r.acc, j, V);
+        if (r.arg)
             P("        %s wi%d[%d];\n", I64(e), j, V);
         pragma(e, e->unroll);
         P("        for (int vt = 0; vt < %d; vt++) {\n", V);
         P("            wa%d[vt] = %s;\n", j, kf_sb_str(&x));
-        if (rd.arg)
+        if (r.arg)
             P("            wi%d[vt] = 0x7fffffffffffffff%s;\n", j, sp->sfx_i64);
         P("        }\n");
     }
@@ -2388,32 +2388,32 @@ static void emit_red_warp(E *e)
     P("        if (o < M) {\n");
     if (vec) {
         P("            if (gvec) {\n");
-        P("                %s base = 0;\n", r.IX);
+        P("                %s base = 0;\n", t32.IX);
         P("                for (; base + %d <= L32; base += %d) {\n", round, round);
-        red_vbatches(e, r, V, W, "lane", NULL, true, "                    ");
+        red_vbatches(e, t32, V, W, "lane", NULL, true, "                    ");
         P("                }\n                if (base < L32) {\n");
-        red_vbatches(e, r, V, W, "lane", "L32", true, "                    ");
+        red_vbatches(e, t32, V, W, "lane", "L32", true, "                    ");
         P("                }\n");
     }
     P(vec ? "            } else {\n" : "            {\n");
-    P("                for (%s base = 0; base < L32; base += %d) {\n", r.IX, round);
+    P("                for (%s base = 0; base < L32; base += %d) {\n", t32.IX, round);
     pragma(e, e->unroll);
     P("                    for (int vt = 0; vt < %d; vt++) {\n", V);
-    P("                        const %s gi = base + ((%s)vt * %d + lane) * %d;\n", r.IX, r.IX, W, RG);
+    P("                        const %s gi = base + ((%s)vt * %d + lane) * %d;\n", t32.IX, t32.IX, W, RG);
     pragma(e, sp->no_unroll);
     P("                        for (int l = 0; l < %d; l++) {\n", RG);
-    P("                            const %s ri = gi + (%s)l;\n", r.IX, r.IX);
+    P("                            const %s ri = gi + (%s)l;\n", t32.IX, t32.IX);
     P("                            if (ri < L32) {\n");
-    red_point(e, r, "ri", "vt", "                                ");
+    red_point(e, t32, "ri", "vt", "                                ");
     P("                            }\n                        }\n                    }\n                }\n");
     P("            }\n        }\n");
     for (int j = 0; j < k->nouts; j++) {
         if (!is_red(e, k->outs[j]))
             continue;
-        red rd = red_of(e, j);
-        reg_steps(e, &rd, j, "        ");
-        P("        %s acc%d = wa%d[0];\n", rd.acc, j, j);
-        if (rd.arg)
+        red r = red_of(e, j);
+        reg_steps(e, &r, j, "        ");
+        P("        %s acc%d = wa%d[0];\n", r.acc, j, j);
+        if (r.arg)
             P("        %s ai%d = wi%d[0];\n", I64(e), j, j);
     }
     lane_reduce(e);
