@@ -2,7 +2,10 @@
  * backend present, on fresh random inputs of several sizes, dense and as
  * strided views at unaligned offsets, against the reference interpreter;
  * outputs are poisoned first so an unwritten element fails.  Plus the
- * error paths of the C API.  Usage: test_runtime [FILE.kir...] */
+ * error paths of the C API.  Usage: test_runtime api|cuda|opencl|cpu
+ * [FILE.kir...].  Environment: KFUSE_TEST_RANDOM (random graphs, 200),
+ * KFUSE_TEST_CORPUS (the corpus folders to run, default
+ * "fuse,golden,codegen,runtime"). */
 #include "check.h"
 #include "codegen.h"
 #include "gpu_order.h"
@@ -796,10 +799,14 @@ static void test_backend(kf_backend b, int argc, char **argv)
         for (int i = 1; i < argc; i++)
             run_file(ctx, argv[i], 42);
     } else {
-        run_dir(ctx, "fuse", 1);
-        run_dir(ctx, "golden", 2);
-        run_dir(ctx, "codegen", 3);   /* the codegen corpus (tests/codegen/corpus.kir) */
-        run_dir(ctx, "runtime", 4);   /* graphs for launch rules (runtime/warp.kir) */
+        /* the fusion and golden graphs, the codegen corpus
+         * (tests/codegen/corpus.kir), graphs for launch rules
+         * (runtime/warp.kir); KFUSE_TEST_CORPUS lists the folders to run */
+        static const char *const dirs[] = { "fuse", "golden", "codegen", "runtime" };
+        const char *only = getenv("KFUSE_TEST_CORPUS");
+        for (int i = 0; i < 4; i++)
+            if (!only || strstr(only, dirs[i]))
+                run_dir(ctx, dirs[i], 1 + (uint64_t)i);
     }
     /* seeded random graphs: every op kind, dtype, broadcast and reduction */
     const char *nr = getenv("KFUSE_TEST_RANDOM");
