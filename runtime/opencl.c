@@ -27,8 +27,8 @@
  * where the device offers it (CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT; without
  * it OpenCL allows 2.5 ulp for f32 division and 3 ulp for sqrt), plus
  * -DKF_ONE_PASS on a GPU, whose elementwise and warp grids from
- * kf_cg_launch_rule cover the space (docs/codegen.md); a CPU device keeps the grid-stride
- * loops over its capped grid.  Never -cl-fast-relaxed-math, -cl-mad-enable
+ * kf_cg_launch_rule cover the space (docs/codegen.md); a CPU device keeps
+ * the grid-stride loops over its capped grid.  Never -cl-fast-relaxed-math, -cl-mad-enable
  * or -cl-denorms-are-zero: kfuse's float semantics are IEEE unless the
  * caller asks otherwise.  OpenCL C
  * contracts a*b+c into an fma by default; generated code that must not

@@ -18,8 +18,9 @@
  * KF_CG_BLOCK, global size grid * KF_CG_BLOCK) and loops grid-stride, so any
  * grid of at least one block is correct; kf_cg_launch_rule picks the grid.
  * Built with KF_ONE_PASS defined, the elementwise loops and warp's loop
- * over outputs run at most once: then only a grid that covers the space (kf_cg_launch_rule with gpu set
- * and no grid_override) is correct (docs/codegen.md, "One pass").
+ * over outputs run at most once: then only a grid that covers the space
+ * (kf_cg_launch_rule with gpu set and no grid_override) is correct
+ * (docs/codegen.md, "One pass").
  *
  * Parameters, in this order, identical for every variant of a kernel:
  *   1. one device pointer per k->args[i]   (CUDA: const T *__restrict__,

@@ -1663,13 +1663,13 @@ static void red_final(E *e, const char *ind)
 static uint8_t kept_mask(const E *e) { return (uint8_t)(((1u << e->ki->R) - 1) & ~e->ki->k->axes); }
 static uint8_t red_mask(const E *e) { return (uint8_t)(((1u << e->ki->R) - 1) & e->ki->k->axes); }
 
-static void sizes_ML(E *e, ix t)
+static void sizes_ML(E *e, ix t, ix rt)
 {
     P("    const %s M = 1", t.IX);
     for (int d = 0; d < e->ki->R; d++)
         if (kept_mask(e) & (1u << d))
             P(" * d%d", d);
-    P(";\n    const %s L = 1", t.IX);
+    P(";\n    const %s L = 1", rt.IX);
     for (int d = 0; d < e->ki->R; d++)
         if (red_mask(e) & (1u << d))
             P(" * d%d", d);
@@ -1678,8 +1678,9 @@ static void sizes_ML(E *e, ix t)
 
 /* The opening of a reduction entry: buffers, every dim, strides, the
  * loads of broadcast arguments (args: the entry reads the arguments), M
- * and L.  The reduced dims take rt's index type, the kept ones t's (warp
- * counts its reduced elements, at most KF_CG_TILE_ELEMS, in 32 bits). */
+ * and L.  The reduced dims and L take rt's index type, the kept ones and M
+ * t's (warp counts its reduced elements, at most KF_CG_TILE_ELEMS, in 32
+ * bits). */
 static void red_prologue(E *e, ix t, ix rt, bool args)
 {
     prologue(e, args);
@@ -1688,7 +1689,7 @@ static void red_prologue(E *e, ix t, ix rt, bool args)
     strides_decl(e, t, args);
     if (args)
         bcast_loads(e);
-    sizes_ML(e, t);
+    sizes_ML(e, t, rt);
 }
 
 /* The body at point ri with its args x<b> loaded: fold (into slot, see
@@ -2358,7 +2359,6 @@ static void emit_red_warp(E *e)
         vec_decl(e);
     use(e, H_NEXT);
     P("    const %s lid = (%s)%s, lane = lid %% %d;\n", t32.IX, t32.IX, sp->lid, W);
-    P("    const %s L32 = (%s)L; /* at most %d (launch rule) */\n", t32.IX, t32.IX, KF_CG_TILE_ELEMS);
     P("    for (%s ob = (%s)%s * %d; ob < M; ob = KF_NEXT(ob, (%s)%s * %d, M)) {\n", t.IX, t.IX, sp->bid, G, t.IX,
       sp->gdim, G);
     P("        const %s o = ob + lid / %d;\n", t.IX, W);
@@ -2389,21 +2389,21 @@ static void emit_red_warp(E *e)
     if (vec) {
         P("            if (gvec) {\n");
         P("                %s base = 0;\n", t32.IX);
-        P("                for (; base + %d <= L32; base += %d) {\n", round, round);
+        P("                for (; base + %d <= L; base += %d) {\n", round, round);
         red_vbatches(e, t32, V, W, "lane", NULL, true, "                    ");
-        P("                }\n                if (base < L32) {\n");
-        red_vbatches(e, t32, V, W, "lane", "L32", true, "                    ");
+        P("                }\n                if (base < L) {\n");
+        red_vbatches(e, t32, V, W, "lane", "L", true, "                    ");
         P("                }\n");
     }
     P(vec ? "            } else {\n" : "            {\n");
-    P("                for (%s base = 0; base < L32; base += %d) {\n", t32.IX, round);
+    P("                for (%s base = 0; base < L; base += %d) {\n", t32.IX, round);
     pragma(e, e->unroll);
     P("                    for (int vt = 0; vt < %d; vt++) {\n", V);
     P("                        const %s gi = base + ((%s)vt * %d + lane) * %d;\n", t32.IX, t32.IX, W, RG);
     pragma(e, sp->no_unroll);
     P("                        for (int l = 0; l < %d; l++) {\n", RG);
     P("                            const %s ri = gi + (%s)l;\n", t32.IX, t32.IX);
-    P("                            if (ri < L32) {\n");
+    P("                            if (ri < L) {\n");
     red_point(e, t32, "ri", "vt", "                                ");
     P("                            }\n                        }\n                    }\n                }\n");
     P("            }\n        }\n");
