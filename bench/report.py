@@ -4,11 +4,12 @@ on OpenCL when present) and of peers.py, and writes OUT_DIR/GPU-DATE.md (one
 table per workload, launch overhead, the targets met or missed) and
 OUT_DIR/GPU-DATE.png (GB/s against size, one panel per workload) when
 matplotlib is there.
-Usage: report.py --gpu h200 --date 2026-11-22 [--out-dir bench/results] CSV..."""
+Usage: report.py --gpu h200 --date 2026-11-22 [--name NAME] [--out-dir bench/results] CSV..."""
 import argparse
 import csv
 import math
 import os
+import statistics
 import sys
 
 # The targets of issue #7 (bench/README.md).
@@ -22,19 +23,36 @@ SMALL = 1 << 12         # kfuse faster than every peer here
 
 def load(paths):
     """rows[system][workload][n] = row (its numbers as numbers); launch[system]
-    = host us per call; copies[system] = the copy reference in GB/s."""
-    rows, launch, copies = {}, {}, {}
+    = host us per call, one per run in the CSVs' order; copies[system] = the
+    copy reference in GB/s.  Where several CSVs (rounds: gpu_bench.sh's
+    ROUNDS) hold the same row, it is the round with the median time, and
+    row["rounds"] lists every round's ms; copy figures are the runs' median."""
+    runs, launches, copy_runs = {}, {}, {}
     for p in paths:
         for r in csv.DictReader(open(p)):
             n, ms = int(r["n"]), float(r["ms"])
             if r["workload"] == "launch":
-                launch[r["system"]] = ms * 1e3
+                launches.setdefault(r["system"], []).append(ms * 1e3)
             elif r["workload"] == "copy":
-                copies[r["system"]] = float(r["gbps"])
+                copy_runs.setdefault(r["system"], []).append(float(r["gbps"]))
             else:
                 r.update(n=n, ms=ms, gbps=float(r["gbps"]), ratio=float(r["ratio"]))
-                rows.setdefault(r["system"], {}).setdefault(r["workload"], {})[n] = r
-    return rows, launch, copies
+                runs.setdefault(r["system"], {}).setdefault(r["workload"], {}).setdefault(n, []).append(r)
+    rows = {}
+    for s, ws in runs.items():
+        for w, ns in ws.items():
+            for n, rs in ns.items():
+                rs.sort(key=lambda r: r["ms"])
+                mid = dict(rs[(len(rs) - 1) // 2], rounds=[r["ms"] for r in rs])
+                rows.setdefault(s, {}).setdefault(w, {})[n] = mid
+    copies = {s: statistics.median(v) for s, v in copy_runs.items()}
+    return rows, launches, copies
+
+
+def spread(r):
+    """' (3 rounds: 7.9-8.0 us)' for a row of several rounds, else ''."""
+    t = r["rounds"]
+    return f" ({len(t)} rounds: {t[0] * 1e3:.2f}-{t[-1] * 1e3:.2f} us)" if len(t) > 1 else ""
 
 
 def size(n):
@@ -97,21 +115,26 @@ def targets(rows, launch, kfuse, peers, workloads):
             if n >= PEER_FROM and bp:
                 seen += 1
                 if r["gbps"] < bp[1]:
-                    misses.append(f"{w} {size(n)}: {r['gbps']:.0f} < {bp[0]} {bp[1]:.0f} GB/s")
+                    misses.append(f"{w} {size(n)}: {r['gbps']:.0f}{spread(r)} < {bp[0]} {bp[1]:.0f} GB/s"
+                                  f"{spread(rows[bp[0]][w][n])}")
     verdict(f"kfuse >= best peer at every size from {size(PEER_FROM)}", misses, seen, f"{seen} rows")
     misses, seen = [], 0
     for w in workloads:
         r = k.get(w, {}).get(SMALL)
-        peer_ms = [rows[s][w][SMALL]["ms"] for s in peers if SMALL in rows[s].get(w, {})]
-        if r and peer_ms:
+        peer = min((rows[s][w][SMALL] for s in peers if SMALL in rows[s].get(w, {})), key=lambda p: p["ms"],
+                   default=None)
+        if r and peer:
             seen += 1
-            if r["ms"] >= min(peer_ms):
-                misses.append(f"{w}: {r['ms'] * 1e3:.1f} us vs {min(peer_ms) * 1e3:.1f} us")
+            if r["ms"] >= peer["ms"]:
+                misses.append(f"{w}: {r['ms'] * 1e3:.2f} us{spread(r)} vs {peer['system']} "
+                              f"{peer['ms'] * 1e3:.2f} us{spread(peer)}")
     verdict(f"kfuse faster than every peer at {size(SMALL)}", misses, seen, f"{seen} workloads")
-    us = launch.get(kfuse)
+    runs = launch.get(kfuse)
+    us = statistics.median(runs) if runs else None
     # three decimals: 3.003 is a miss that 3.00 would hide
-    verdict(f"launch overhead <= {LAUNCH_TARGET_US:g} us", [f"{us:.3f} us"] if us and us > LAUNCH_TARGET_US else [],
-            us is not None, f"{us:.3f} us" if us is not None else "")
+    got = f"{us:.3f} us" + (f" (median of {len(runs)} runs, {min(runs):.2f}-{max(runs):.2f})" if runs and len(runs) > 1
+                             else "") if runs else ""
+    verdict(f"launch overhead <= {LAUNCH_TARGET_US:g} us", [got] if us and us > LAUNCH_TARGET_US else [], runs, got)
     cl = rows.get("kfuse-opencl", {})
     misses, seen, lo = [], 0, None
     for w in workloads:
@@ -164,6 +187,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--gpu", required=True)
     ap.add_argument("--date", required=True)
+    ap.add_argument("--name", help="the output files' name, without .md (default GPU-DATE)")
     ap.add_argument("--out-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     ap.add_argument("csv", nargs="+")
     a = ap.parse_args()
@@ -174,19 +198,27 @@ def main():
         return 1
     peers = [s for s in rows if not s.startswith("kfuse")]
     workloads = list(dict.fromkeys(w for s in rows for w in rows[s]))
-    base = os.path.join(a.out_dir, f"{a.gpu}-{a.date}")
+    base = os.path.join(a.out_dir, a.name or f"{a.gpu}-{a.date}")
     os.makedirs(a.out_dir, exist_ok=True)
     md = [f"# kfuse against its peers: {a.gpu}, {a.date}", "",
           "Device time per launch (median of CUDA events), GB/s of the byte floor (each input read once, each "
           "output written once) and, in brackets, its fraction of a device-to-device copy measured in the same "
           "run (bytes read + written).  How it was measured: bench/README.md.", ""]
+    nr = max(len(r["rounds"]) for ws in rows.values() for ns in ws.values() for r in ns.values())
+    if nr > 1:
+        md += [f"Sizes measured in up to {nr} rounds (one process per system a round, the systems alternated) show "
+               "the round with the median time; the targets below give the rounds' range.", ""]
     md += ["Copy reference: " + ", ".join(f"{s} {v:.0f} GB/s" for s, v in copies.items()) + ".", "", "## Targets", ""]
     md += targets(rows, launch, kfuse, peers, workloads) + ["", "## Launch overhead", ""]
-    md += ["Host microseconds per call, x5 at n=4096, 10,000 calls queued on one stream.", "",
-           "| system | us per call |", "|---|---|"]
-    md += [f"| {s} | {us:.2f} |" for s, us in launch.items()]
-    if "cuda-bare" in launch and "kfuse-cuda" in launch:
-        md += ["", f"kfuse adds {launch['kfuse-cuda'] - launch['cuda-bare']:.2f} us per call to a bare cuLaunchKernel."]
+    md += ["Host microseconds per call, x5 at n=4096, 10,000 calls queued on one stream: the median of the runs "
+           "(every round's process measures it) and their range.", "",
+           "| system | us per call | runs |", "|---|---|---|"]
+    md += [f"| {s} | {statistics.median(v):.2f} | {len(v)}: {min(v):.2f}-{max(v):.2f} |" for s, v in launch.items()]
+    k, bare = launch.get("kfuse-cuda", []), launch.get("cuda-bare", [])
+    if k and len(k) == len(bare):   # kfbench measures both in each run
+        d = [a - b for a, b in zip(k, bare)]
+        md += ["", f"kfuse adds {statistics.median(d):.2f} us per call to a bare cuLaunchKernel (median of the runs' "
+               f"differences: {', '.join(f'{x:.2f}' for x in d)})."]
     md += ["", "## Workloads", ""] + tables(rows, kfuse, peers, workloads)
     if plot(rows, workloads, base + ".png"):
         md += [f"![GB/s against size]({os.path.basename(base)}.png)", ""]
