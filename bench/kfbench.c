@@ -480,7 +480,7 @@ static bool time_once(bench *b, int reps, kf_status (*launch)(bench *, void *, i
     double per = 2 * b->host_ms > 0.02 ? 2 * b->host_ms : 0.02;
     double want = per * reps < SPACER_MAX_MS ? per * reps : SPACER_MAX_MS;
     double spacer = b->copy_ms > 0 ? want / b->copy_ms * (double)b->cbytes : 0;
-    b->spacer_ms = b->copy_ms > 0 ? spacer / (double)b->cbytes * b->copy_ms : 0;
+    b->spacer_ms = b->copy_ms > 0 ? want : 0;
     for (; spacer > 0; spacer -= (double)b->cbytes) {
         size_t n = spacer < (double)b->cbytes ? round_up((size_t)spacer, 256) : b->cbytes;
         if (kf_copy(b->cdst, 0, b->csrc, 0, n, b->st) != KF_OK)

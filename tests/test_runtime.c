@@ -804,7 +804,7 @@ static void test_backend(kf_backend b, int argc, char **argv)
          * (runtime/warp.kir); KFUSE_TEST_CORPUS lists the folders to run */
         static const char *const dirs[] = { "fuse", "golden", "codegen", "runtime" };
         const char *only = getenv("KFUSE_TEST_CORPUS");
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < (int)(sizeof dirs / sizeof dirs[0]); i++)
             if (!only || strstr(only, dirs[i]))
                 run_dir(ctx, dirs[i], 1 + (uint64_t)i);
     }

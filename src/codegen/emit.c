@@ -1896,7 +1896,9 @@ static void red_vbatches(E *e, ix t, int n, int vstride, const char *who, const 
             red_vload(e, t, "gi", "vi", lim ? i3 : i2);
         else
             red_vpoints(e, t, "gi", "vi", slots ? "vt" : NULL, unroll, lim ? i3 : i2);
-        P(lim ? "%s}\n%s}\n" : "%s%s}\n", lim ? i2 : "", i1);
+        if (lim)
+            P("%s}\n", i2);
+        P("%s}\n", i1);
     }
     P("%s}\n", ind);
 }
