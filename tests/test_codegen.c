@@ -1207,6 +1207,15 @@ static void test_abi(void)
             else
                 CHECK(L.n == 1 && L.l[0].variant == KF_CG_S32);
         }
+        /* b64 splits a block index with a 32-bit divide: at most 2^32 - 1
+         * blocks (2^13 a step here), even off a GPU where the grid is capped */
+        for (int64_t T = (int64_t)1 << 18; T <= (int64_t)1 << 19; T *= 2) {
+            int64_t M = (int64_t)1 << 12, K = (int64_t)1 << 10;
+            int64_t big[16] = { T * M * K, T, M, K, 0, K, 1, M * K, K, 1, M * K, K, 1, 0, 0, 0 };
+            memcpy(meta, big, sizeof big);
+            kf_cg_launch_variant(a, meta, KF_CG_B64, 132, false, 0, &L);
+            CHECK_MSG(L.n == (T == (int64_t)1 << 18 ? 1 : 0), "T = %lld", (long long)T);
+        }
         int64_t w[16] = { 64, 4, 4, 4, 0, 4, 1, 16, 4, 1, 16, 4, 1, 0, 0, 0 };
         memcpy(meta, w, sizeof w);
         kf_cg_launch_rule(a, meta, NULL, 132, false, 0, &L);   /* not on a CPU */

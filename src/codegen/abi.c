@@ -256,6 +256,13 @@ static void lead_split(kf_cg_kinfo *ki)
         split = lead;
         ki->bcast_lead[i] = true;
     }
+    /* inner dims all literal and not a whole number of vectors: no call
+     * fits b64 (whose text would then test against a constant 0) */
+    int64_t inner = 1;
+    for (int d = split; split && d < ki->R && inner > 0; d++)
+        inner = ki->dims[d] < 0 || (ki->dims[d] && inner > INT64_MAX / ki->dims[d]) ? -1 : inner * ki->dims[d];
+    if (split && inner >= 0 && (inner == 0 || inner % ki->vecw != 0))
+        goto none;
     ki->bsplit = split;
     return;
 none:
@@ -399,8 +406,6 @@ kf_status kf_cg_kinfo_init(kf_cg_kinfo *ki, const kf_plan *p, int kidx, char *er
             all = all && x->dims[j] == 1;
         ki->bcast_all[i] = all;
     }
-    if (k->kind == KF_KERNEL_EW)
-        lead_split(ki);
     for (int i = 0; i < k->nnodes && k->kind == KF_KERNEL_EW; i++) {
         ki->gather = ki->gather || kf_cg_direct_take(ki, k->nodes[i]);
         ki->branchy = ki->branchy || branchy_op((kf_op)g->nodes[k->nodes[i]].op);
@@ -416,6 +421,8 @@ kf_status kf_cg_kinfo_init(kf_cg_kinfo *ki, const kf_plan *p, int kidx, char *er
             minsz = s;
     }
     ki->vecw = (int)(KF_CG_VEC_BYTES / minsz);
+    if (k->kind == KF_KERNEL_EW)
+        lead_split(ki);
     for (int i = 0; i < k->nargs && k->kind == KF_KERNEL_EW; i++)
         ki->streams += ki->arg_ew[i] && !ki->bcast_all[i] && ki->tslot[i] < 0;
     ki->half = (ki->branchy || ki->streams >= 2) && !ki->ntake && !ki->coords && ki->vecw >= 4;
@@ -763,14 +770,24 @@ static uint64_t outer_steps(const kf_cg_kabi *a, const int64_t *meta)
     return T;
 }
 
+/* b64's blocks: every outer step times a block per 256 vectors of the
+ * inner dims. */
+static uint64_t b64_blocks(const kf_cg_kabi *a, const int64_t *meta)
+{
+    uint64_t T = outer_steps(a, meta), vecs = (uint64_t)meta[0] / T / (uint64_t)a->vecw;
+    return T * ((vecs + KF_CG_BLOCK - 1) / KF_CG_BLOCK);
+}
+
 /* Does a call fit b64 (which the kernel has: bsplit > 0): every buffer
  * read or written at the iteration point row-major contiguous and 16-byte
  * aligned, except that the KF_CG_BUF_LEAD args have stride 0 on dims
- * 0..bsplit-1 (contiguous on the rest), and the inner dims a whole number
- * of vectors. */
+ * 0..bsplit-1 (contiguous on the rest), the inner dims a whole number of
+ * vectors, and at most 2^32 - 1 blocks (the kernel splits a block index
+ * with a 32-bit divide). */
 static bool b64_fits(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs)
 {
-    if (!a->bsplit || meta[0] <= 0 || ((uint64_t)meta[0] / outer_steps(a, meta)) % (uint64_t)a->vecw != 0)
+    if (!a->bsplit || meta[0] <= 0 || ((uint64_t)meta[0] / outer_steps(a, meta)) % (uint64_t)a->vecw != 0 ||
+        b64_blocks(a, meta) > UINT32_MAX)
         return false;
     for (int b = 0; b < a->nargs + a->nouts; b++) {
         uint8_t f = a->buf_flags[b];
@@ -803,10 +820,8 @@ static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, 
         uint64_t w = ew_width(a, v), threads = (n + w - 1) / w;
         if (v == KF_CG_G64)   /* KF_CG_GATHER_ELEMS points per thread, a block per 1024 */
             threads = (n + KF_CG_BLOCK * KF_CG_GATHER_ELEMS - 1) / (KF_CG_BLOCK * KF_CG_GATHER_ELEMS) * KF_CG_BLOCK;
-        if (v == KF_CG_B64) {   /* every step of the outer dims, a block per 256 vectors of the inner ones */
-            uint64_t T = outer_steps(a, meta), vecs = n / T / (uint64_t)a->vecw;
-            threads = T * ((vecs + KF_CG_BLOCK - 1) / KF_CG_BLOCK) * KF_CG_BLOCK;
-        }
+        if (v == KF_CG_B64)
+            threads = b64_blocks(a, meta) * KF_CG_BLOCK;
         if (gpu && (threads + KF_CG_BLOCK - 1) / KF_CG_BLOCK > INT32_MAX)
             return;   /* no covering grid within CUDA's 2^31 - 1 blocks */
         out->n = 1;

@@ -1329,16 +1329,21 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
     int W = var == KF_CG_H64 ? ki->vecw / 2 : ki->vecw;
     entry_head(e, var);
     prologue(e, true);
-    P("    const %s n = (%s)m.v[0];\n", t.IX, t.IX);
-    if (bc) {
-        dims_decl(e, t, (uint8_t)((1u << ki->bsplit) - 1));
+    uint8_t declared = 0;
+    if (bc) {   /* products of the dims, not divisions of n: no 64-bit divide before the first load */
+        declared = (uint8_t)((1u << ki->R) - 1);
+        dims_decl(e, t, declared);
         P("    const %s T = 1", t.IX);
         for (int d = 0; d < ki->bsplit; d++)
             P(" * d%d", d);
         P("; /* outer steps */\n");
-        P("    const %s nvec = n / T / %d; /* vectors of %d elements per step */\n", t.IX, W, W);
+        P("    const %s nvec = 1", t.IX);
+        for (int d = ki->bsplit; d < ki->R; d++)
+            P(" * d%d", d);
+        P(" / %d; /* vectors of %d elements per step */\n", W, W);
         P("    const %s nblk = (nvec + %d) / %d * T;\n", t.IX, KF_CG_BLOCK - 1, KF_CG_BLOCK);
     } else {
+        P("    const %s n = (%s)m.v[0];\n", t.IX, t.IX);
         P("    const %s nvec = n / %d; /* steps of %d elements */\n", t.IX, W, W);
     }
     if (ki->coords) {
@@ -1350,9 +1355,7 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
         for (int d = minc + 1; d < ki->R; d++)
             need |= (uint8_t)(1u << d);
         need |= (uint8_t)(ki->coords & ~1u);
-        if (bc)   /* declared above */
-            need &= (uint8_t)~((1u << ki->bsplit) - 1);
-        dims_decl(e, t, need);
+        dims_decl(e, t, need & (uint8_t)~declared);
         for (int d = ki->R - 1; d >= minc; d--) {
             if (d == ki->R - 1)
                 P("    const %s in%d = 1;\n", t.IX, d);
@@ -1367,9 +1370,11 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
         kf_snprintf(bid, sizeof bid, "(%s)%s", t.IX, sp->bid);
         kf_snprintf(gdim, sizeof gdim, "(%s)%s", t.IX, sp->gdim);
         ew_loop(e, t, "w", bid, "nblk", gdim);
-        P("        const %s iv = w / T * %d + (%s)%s;\n", t.IX, KF_CG_BLOCK, t.IX, sp->lid);
+        /* w < nblk <= 2^32 - 1 (b64's launch rule): a 32-bit divide */
+        P("        const %s wq = (%s)w / (%s)T, wr = (%s)w - wq * (%s)T;\n", U32(e), U32(e), U32(e), U32(e), U32(e));
+        P("        const %s iv = (%s)wq * %d + (%s)%s;\n", t.IX, t.IX, KF_CG_BLOCK, t.IX, sp->lid);
         P("        if (iv >= nvec)\n            continue;\n");
-        P("        const %s ov = w %% T * nvec + iv;\n", t.IX);
+        P("        const %s ov = (%s)wr * nvec + iv;\n", t.IX, t.IX);
     } else {
         grid_loop_vars(e, t, true);
         ew_loop(e, t, "iv", "tid", "nvec", "nth");
