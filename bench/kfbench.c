@@ -644,23 +644,41 @@ static bool bench_graph(bench *b, const kf_graph *g, const int *logs, int nlogs)
 
 /* -- Launch overhead ------------------------------------------------------------------- */
 
-/* Median host ms of LAUNCH_CALLS calls of launch(), queued without a sync
- * (one untimed loop first); sync() after each loop, untimed. */
-static double host_per_call_us(void *arg, bool (*launch)(void *), bool (*sync)(void *))
+/* A loop body for the launch figures: one queued call, and a sync. */
+typedef struct launcher {
+    void *arg;
+    bool (*launch)(void *);
+    bool (*sync)(void *);
+} launcher;
+
+/* Host us per call of LAUNCH_CALLS calls queued without a sync, for each
+ * of nl launchers (at most 2), their loops interleaved: the driver's own
+ * cost drifts by a microsecond from process to process and within one, and
+ * interleaving gives both the same drift.  One untimed loop each first;
+ * sync() after each loop, untimed.  us[i]: the median of launcher i's
+ * loops; *diff (nl == 2): the median of the loops' differences us0 - us1. */
+static bool host_per_call_us(const launcher *ls, int nl, double *us, double *diff)
 {
-    double t[LAUNCH_LOOPS];
-    for (int l = -1; l < LAUNCH_LOOPS; l++) {
-        double t0 = now_ms();
-        for (int k = 0; k < LAUNCH_CALLS; k++)
-            if (!launch(arg))
-                return -1;
-        double dt = now_ms() - t0;
-        if (!sync(arg))
-            return -1;
-        if (l >= 0)
-            t[l] = dt;
-    }
-    return bench_median(t, LAUNCH_LOOPS) * 1e3 / LAUNCH_CALLS;
+    double t[2][LAUNCH_LOOPS], d[LAUNCH_LOOPS];
+    for (int l = -1; l < LAUNCH_LOOPS; l++)
+        for (int i = 0; i < nl; i++) {
+            double t0 = now_ms();
+            for (int k = 0; k < LAUNCH_CALLS; k++)
+                if (!ls[i].launch(ls[i].arg))
+                    return false;
+            double dt = now_ms() - t0;
+            if (!ls[i].sync(ls[i].arg))
+                return false;
+            if (l >= 0)
+                t[i][l] = dt * 1e3 / LAUNCH_CALLS;
+        }
+    for (int l = 0; nl == 2 && l < LAUNCH_LOOPS; l++)
+        d[l] = t[0][l] - t[1][l];
+    for (int i = 0; i < nl; i++)
+        us[i] = bench_median(t[i], LAUNCH_LOOPS);
+    if (nl == 2)
+        *diff = bench_median(d, LAUNCH_LOOPS);
+    return true;
 }
 
 typedef struct kf_launch {
@@ -681,24 +699,10 @@ static bool kf_launch_sync(void *arg)
     return kf_stream_sync(l->b->ctx, l->b->st) == KF_OK;
 }
 
-#ifdef KFUSE_WITH_CUDA
-/* Host us per bare cuLaunchKernel (bench/bare_cuda.h) of the same x5;
- * -1 with why[] filled when it cannot run. */
-static double bare_cuda_us(const bench *b, int device, char *why, size_t wlen)
-{
-    bare_cuda c;
-    if (!bare_cuda_open(&c, device, b->info.arch, LAUNCH_N, why, wlen))
-        return -1;
-    double us = host_per_call_us(&c, bare_cuda_launch, bare_cuda_sync);
-    if (us < 0)
-        snprintf(why, wlen, "cuLaunchKernel failed");
-    bare_cuda_close(&c);
-    return us;
-}
-#endif
 
 /* kfuse's host cost per queued launch of the cached x5 at n = LAUNCH_N,
- * and on CUDA the bare driver's beside it. */
+ * and on CUDA the bare driver's beside it (bench/bare_cuda.h), their loops
+ * interleaved. */
 static bool bench_launch(bench *b, const kf_module *m, int device)
 {
     const kf_graph *g = kf_module_find(m, "x5");
@@ -714,34 +718,43 @@ static bool bench_launch(bench *b, const kf_module *m, int device)
     kf_buffer *bx = NULL, *by = NULL;
     bool ok = kf_compile(b->ctx, g, &l.p) == KF_OK && kf_buffer_alloc(b->ctx, sizeof h, &bx) == KF_OK &&
               kf_buffer_alloc(b->ctx, sizeof h, &by) == KF_OK && kf_upload(bx, 0, h, sizeof h, NULL) == KF_OK;
-    double us = -1;
+    launcher ls[2] = { { &l, kf_launch_one, kf_launch_sync } };
+    int nl = 1;
+    double us[2] = { -1, -1 }, diff = 0;
+    char why[600] = "";
+#ifdef KFUSE_WITH_CUDA
+    bare_cuda c;
+    bool bare = ok && b->info.backend == KF_BACKEND_CUDA && bare_cuda_open(&c, device, b->info.arch, LAUNCH_N, why,
+                                                                          sizeof why);
+    if (bare)
+        ls[nl++] = (launcher){ &c, bare_cuda_launch, bare_cuda_sync };
+#endif
     if (ok) {
         l.x = kf_view_dense(bx, 0, KF_F32, 1, &n);
         l.y = kf_view_dense(by, 0, KF_F32, 1, &n);
-        us = host_per_call_us(&l, kf_launch_one, kf_launch_sync);
+        ok = host_per_call_us(ls, nl, us, &diff);
     }
+#ifdef KFUSE_WITH_CUDA
+    if (bare)
+        bare_cuda_close(&c);
+#endif
     kf_program_free(l.p);
     kf_buffer_free(bx);
     kf_buffer_free(by);
-    if (us < 0) {
-        fprintf(stderr, "kfbench: --launch: %s\n", kf_context_error(b->ctx));
+    if (!ok) {
+        fprintf(stderr, "kfbench: --launch: a set-up, launch or sync failed: %s\n", kf_context_error(b->ctx));
         return false;
     }
     printf("launch: x5 at n=%d, %d calls queued on one stream: kfuse %.2f us per call (host)\n", LAUNCH_N,
-           LAUNCH_CALLS, us);
-    csv_row(b, b->system, "launch", LAUNCH_N, us / 1e3, 0, 1);
-#ifdef KFUSE_WITH_CUDA
-    if (b->info.backend == KF_BACKEND_CUDA) {
-        char why[600];
-        double bare = bare_cuda_us(b, device, why, sizeof why);
-        if (bare < 0) {
-            printf("launch: bare cuLaunchKernel not measured: %s\n", why);
-        } else {
-            printf("launch: bare cuLaunchKernel %.2f us per call; kfuse adds %.2f us\n", bare, us - bare);
-            csv_row(b, "cuda-bare", "launch", LAUNCH_N, bare / 1e3, 0, 1);
-        }
+           LAUNCH_CALLS, us[0]);
+    csv_row(b, b->system, "launch", LAUNCH_N, us[0] / 1e3, 0, 1);
+    if (nl == 2) {
+        printf("launch: bare cuLaunchKernel %.2f us per call, loops interleaved with kfuse's; kfuse adds %.2f us "
+               "(median of the loops' differences)\n", us[1], diff);
+        csv_row(b, "cuda-bare", "launch", LAUNCH_N, us[1] / 1e3, 0, 1);
+    } else if (why[0]) {
+        printf("launch: bare cuLaunchKernel not measured: %s\n", why);
     }
-#endif
     (void)device;
     return true;
 }

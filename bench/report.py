@@ -211,7 +211,8 @@ def main():
     md += ["Copy reference: " + ", ".join(f"{s} {v:.0f} GB/s" for s, v in copies.items()) + ".", "", "## Targets", ""]
     md += targets(rows, launch, kfuse, peers, workloads) + ["", "## Launch overhead", ""]
     md += ["Host microseconds per call, x5 at n=4096, 10,000 calls queued on one stream: the median of the runs "
-           "(every round's process measures it) and their range.", "",
+           "(every round's process measures it) and their range.  In each run kfbench interleaves kfuse's loops "
+           "with the bare cuLaunchKernel's, so both see the driver's drift alike.", "",
            "| system | us per call | runs |", "|---|---|---|"]
     md += [f"| {s} | {statistics.median(v):.2f} | {len(v)}: {min(v):.2f}-{max(v):.2f} |" for s, v in launch.items()]
     k, bare = launch.get("kfuse-cuda", []), launch.get("cuda-bare", [])
