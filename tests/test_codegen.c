@@ -1617,6 +1617,9 @@ static const runopt runs_short[] = {
     { 1, 0, KF_CG_WARP, false }, { 0, 2, KF_CG_B64, false }, { 0, 0, KF_CG_C64, true },  { 0, 0, KF_CG_B64, true },
     { 0, 0, KF_CG_G64, true }, { 0, 0, KF_CG_H64, true }, { 0, 0, KF_CG_WARP, true },
 };
+/* b64 at a size with more than one chunk: one pass, grid-stride, and the
+ * launch rule's pick to compare with */
+static const runopt runs_b64[] = { { 0, 0, -1, false }, { 0, 0, KF_CG_B64, true }, { 0, 3, KF_CG_B64, false } };
 /* the per-dtype graphs: the picked variant only (sizes small and mid reach
  * both reduction paths); every distinct entry launched costs a JIT on PoCL */
 static const runopt runs_one[] = { { 0, 0, -1, false } };
@@ -1782,6 +1785,7 @@ int main(void)
          * cl_khr_fp16 here, though kf_cg_emit refuses it there (checked in
          * emit_case). */
         static const kf_rg_sizes small = { 7, 3, 5 }, big = { 5000, 3, 70 }, mid = { 300, 2, 9 };
+        static const kf_rg_sizes wide = { 1, 1031, 130 };   /* discount: 3 steps of 67015 f64 vectors */
         int first_built = ncorpus + nops_cases + run_random;
         if (first_built > ncases)
             first_built = ncases;
@@ -1817,6 +1821,8 @@ int main(void)
             cl_program progs[2] = { prog, one_pass };
             int nfull = (int)(sizeof runs_full / sizeof runs_full[0]), nshort = (int)(sizeof runs_short / sizeof runs_short[0]);
             if (i < ncorpus) {
+                if (strcmp(c->name, "discount") == 0)   /* b64's chunks: one whole (256 blocks a step), one of 6 */
+                    run_case(c, progs, &wide, 4 + (uint64_t)i, runs_b64, (int)(sizeof runs_b64 / sizeof runs_b64[0]));
                 run_case(c, progs, &small, 1 + (uint64_t)i, light ? runs_short : runs_full, light ? nshort : nfull);
                 if (!light)
                     run_case(c, progs, &mid, 2 + (uint64_t)i, runs_full, nfull);

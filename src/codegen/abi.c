@@ -259,6 +259,9 @@ static void lead_split(kf_cg_kinfo *ki)
     /* inner dims all literal and not a whole number of vectors: no call
      * fits b64 (whose text would then test against a constant 0) */
     int64_t inner = 1;
+    for (int d = 0; d < split; d++)   /* a literal 0 outer dim: nothing to run (and constant tests) */
+        if (ki->dims[d] == 0)
+            goto none;
     for (int d = split; split && d < ki->R && inner > 0; d++)
         inner = ki->dims[d] < 0 || (ki->dims[d] && inner > INT64_MAX / ki->dims[d]) ? -1 : inner * ki->dims[d];
     if (split && inner >= 0 && (inner == 0 || inner % ki->vecw != 0))

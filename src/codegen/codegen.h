@@ -69,8 +69,9 @@
  * 64-bit division (a long subroutine on GPUs, where 64-bit adds and
  * multiplies cost little): c32 when the body reads coordinates (iota), s32
  * when the iteration rank is 2 or more; elsewhere the 64-bit variant serves
- * and kf_cg_entry_name gives "" for the missing one.  b64: c walking the
- * outer dims innermost (args broadcast on them).  g64 (GPUs, kernels with
+ * and kf_cg_entry_name gives "" for the missing one.  b64: c walking
+ * chunks of the inner dims, each over every step of the outer dims in
+ * turn (args broadcast on the outer dims).  g64 (GPUs, kernels with
  * a direct take, kf_cg_direct_take): s with 4 points per thread, their
  * gathers issued together.  h64 (GPUs, kabi.has_h64: branchy kernels and
  * kernels reading two or more arrays): c with 8-byte vectors, for branchy
@@ -137,6 +138,7 @@ enum {
     KF_CG_TILE_ELEMS = 4096, /* reduced elements per tile (16 per thread) */
     KF_CG_RED_GROUP = 4,      /* tile, warp: a thread folds runs of this many consecutive reduced elements */
     KF_CG_GATHER_ELEMS = 4,   /* g64: points per thread, KF_CG_BLOCK apart */
+    KF_CG_B64_CHUNK = 256,    /* b64: blocks of a step's chunk (1 MB of 16-byte vectors a buffer), all steps in turn */
     KF_CG_SEQ_MAX = 64,       /* reduced length up to which seq is used */
     KF_CG_SEQ_OUTPUTS = 65536,/* ... or up to KF_CG_TILE_ELEMS when there are this many outputs */
     KF_CG_WARP_LANES = 32,    /* threads per output of warp (a CUDA warp) */

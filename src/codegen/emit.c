@@ -1313,11 +1313,12 @@ static int vec_words(int W, size_t s, int *u, int *vecs)
 }
 
 /* The contiguous variants c32, c64 and b64.  b64 (kf_cg_kinfo.bsplit) walks
- * the space as (inner vector block, outer step) with the outer step
- * fastest, so the blocks that read one block of a broadcast arg run
- * together and it comes from DRAM once (L2 for the rest): a thread's
- * vector is iv of the inner dims for those args and ov = step * vectors
- * per step + iv of the whole space for the others. */
+ * the space as (chunk of KF_CG_B64_CHUNK inner vector blocks, outer step,
+ * block of the chunk), so a chunk of a broadcast arg comes from DRAM once
+ * and from L2 for the other steps, while each step's part of a chunk is
+ * read and written in one contiguous run: a thread's vector is iv of the
+ * inner dims for those args and ov = step * vectors per step + iv of the
+ * whole space for the others. */
 static void emit_ew_contig(E *e, kf_cg_variant var)
 {
     const kf_cg_kinfo *ki = e->ki;
@@ -1341,7 +1342,14 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
         for (int d = ki->bsplit; d < ki->R; d++)
             P(" * d%d", d);
         P(" / %d; /* vectors of %d elements per step */\n", W, W);
-        P("    const %s nblk = (nvec + %d) / %d * T;\n", t.IX, KF_CG_BLOCK - 1, KF_CG_BLOCK);
+        /* B blocks a step, in chunks of KF_CG_B64_CHUNK blocks (the last
+         * one narrower), each chunk walked over every step in turn
+         * (codegen.md); B * T <= 2^32 - 1 */
+        P("    const %s B = (%s)((nvec + %d) / %d); /* blocks a step */\n", U32(e), U32(e), KF_CG_BLOCK - 1,
+          KF_CG_BLOCK);
+        P("    const %s nblk = (%s)B * T;\n", t.IX, t.IX);
+        P("    const %s CT = (B < %du ? B : %du) * (%s)T; /* blocks of a chunk, all steps (<= B * T) */\n", U32(e),
+          KF_CG_B64_CHUNK, KF_CG_B64_CHUNK, U32(e));
     } else {
         P("    const %s n = (%s)m.v[0];\n", t.IX, t.IX);
         P("    const %s nvec = n / %d; /* steps of %d elements */\n", t.IX, W, W);
@@ -1370,11 +1378,16 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
         kf_snprintf(bid, sizeof bid, "(%s)%s", t.IX, sp->bid);
         kf_snprintf(gdim, sizeof gdim, "(%s)%s", t.IX, sp->gdim);
         ew_loop(e, t, "w", bid, "nblk", gdim);
-        /* w < nblk <= 2^32 - 1 (b64's launch rule): a 32-bit divide */
-        P("        const %s wq = (%s)w / (%s)T, wr = (%s)w - wq * (%s)T;\n", U32(e), U32(e), U32(e), U32(e), U32(e));
-        P("        const %s iv = (%s)wq * %d + (%s)%s;\n", t.IX, t.IX, KF_CG_BLOCK, t.IX, sp->lid);
+        /* block w -> (chunk c, step s, block b of the step) in 32 bits:
+         * w < nblk <= 2^32 - 1 (b64's launch rule) */
+        const char *u = U32(e);
+        P("        const %s c = (%s)w / CT, r = (%s)w - c * CT;\n", u, u, u);
+        P("        const %s lb = B - c * %du < %du ? B - c * %du : %du; /* chunk c's blocks a step */\n", u,
+          KF_CG_B64_CHUNK, KF_CG_B64_CHUNK, KF_CG_B64_CHUNK, KF_CG_B64_CHUNK);
+        P("        const %s s = r / lb, b = c * %du + (r - s * lb);\n", u, KF_CG_B64_CHUNK);
+        P("        const %s iv = (%s)b * %d + (%s)%s;\n", t.IX, t.IX, KF_CG_BLOCK, t.IX, sp->lid);
         P("        if (iv >= nvec)\n            continue;\n");
-        P("        const %s ov = (%s)wr * nvec + iv;\n", t.IX, t.IX);
+        P("        const %s ov = (%s)s * nvec + iv;\n", t.IX, t.IX);
     } else {
         grid_loop_vars(e, t, true);
         ew_loop(e, t, "iv", "tid", "nvec", "nth");
