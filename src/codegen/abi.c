@@ -256,15 +256,20 @@ static void lead_split(kf_cg_kinfo *ki)
         split = lead;
         ki->bcast_lead[i] = true;
     }
-    /* inner dims all literal and not a whole number of vectors: no call
-     * fits b64 (whose text would then test against a constant 0) */
-    int64_t inner = 1;
-    for (int d = 0; d < split; d++)   /* a literal 0 outer dim: nothing to run (and constant tests) */
-        if (ki->dims[d] == 0)
+    if (!split)
+        goto none;
+    /* literal dims where no call fits b64 (whose text would then test
+     * against constants): a 0, or literal inner dims that make no whole
+     * number of vectors */
+    int64_t inner = 1;   /* of the inner dims; -1 once one is symbolic */
+    for (int d = 0; d < ki->R; d++) {
+        int64_t v = ki->dims[d];
+        if (v == 0)
             goto none;
-    for (int d = split; split && d < ki->R && inner > 0; d++)
-        inner = ki->dims[d] < 0 || (ki->dims[d] && inner > INT64_MAX / ki->dims[d]) ? -1 : inner * ki->dims[d];
-    if (split && inner >= 0 && (inner == 0 || inner % ki->vecw != 0))
+        if (d >= split)
+            inner = inner < 0 || v < 0 || inner > INT64_MAX / v ? -1 : inner * v;
+    }
+    if (inner > 0 && inner % ki->vecw != 0)
         goto none;
     ki->bsplit = split;
     return;
