@@ -699,7 +699,6 @@ static bool kf_launch_sync(void *arg)
     return kf_stream_sync(l->b->ctx, l->b->st) == KF_OK;
 }
 
-
 /* kfuse's host cost per queued launch of the cached x5 at n = LAUNCH_N,
  * and on CUDA the bare driver's beside it (bench/bare_cuda.h), their loops
  * interleaved. */

@@ -1,6 +1,6 @@
 /* Session 15: is "host us per queued launch" host-bound or queue-bound?
  * Host time per cuLaunchKernel in loops of B calls (sync between loops,
- * untimed), for B = 10000 (kfbench's) down to 32, and the device's own
+ * untimed), for B = 10000 (kfbench's) down to 64, and the device's own
  * time per kernel back to back (events around 10000).  Kernels: the bare
  * x5 (bench/bare_cuda.h), kfuse's emitted x5 c64 with its meta block,
  * an empty kernel.  cc -O2 bench/diag/s15/launch_floor.c -I/usr/local/cuda/include -lcuda */
