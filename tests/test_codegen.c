@@ -1263,7 +1263,7 @@ static void test_abi(void)
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 8 * 132);
     }
     c = find_case("saxpy");
-    if (a && c) {   /* two arrays, no branches: h64 where c's grid fills 8 blocks per unit, else the first rule */
+    if (a && c) {   /* two arrays, no branches: h64 where its grid fills 8 blocks per unit, else the first rule */
         CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);
         CHECK(!a->branchy && a->has_h64 && a->streams == 2);
         int64_t sym[1] = { 10 };
@@ -1271,9 +1271,12 @@ static void test_abi(void)
         meta[0] = meta[1] = 4 * 256 * 8 * 132;
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 16 * 132);
-        meta[0] = meta[1] = 4 * 256 * 8 * 132 - 4;
+        meta[0] = meta[1] = 2 * 256 * 8 * 132;
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
-        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 8 * 132);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 8 * 132);
+        meta[0] = meta[1] = 2 * 256 * 8 * 132 - 2;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 4 * 132);
         meta[0] = meta[1] = (int64_t)1 << 19;
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 512);

@@ -909,13 +909,15 @@ void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_varian
  *   against 48 and a spill with vectors of 4, and 19 against 24 us at 2^20,
  *   773 against 825 us at 2^26); g64 takes over at larger sizes, below.
  * - A body without branches that reads two or more arrays
- *   (kf_cg_kabi.streams) moves 8-byte vectors (h64) where c's grid fills
+ *   (kf_cg_kabi.streams) moves 8-byte vectors (h64) where h64's grid fills
  *   WAVE_BLOCKS_PER_CU blocks per compute unit.  On an H100, kfbench A/B
  *   (bench/results/h100-2026-11-22-s11-analysis.md): saxpy 70.7 -> 69.6 us
- *   at 2^24, 267.1 -> 264.0 at 2^26; poly 446.2 -> 444.3 at 2^26.  x5 (one
- *   array) loses 3% with 8-byte vectors at 2^26 in a harness, poly 1.6% at
- *   2^20 (below a full wave of c), and branchy bodies 0.4% (boxplus) to 9%
- *   (the 40-op chain) at 2^24-2^28: they keep 16 bytes there. */
+ *   at 2^24, 267.1 -> 264.0 at 2^26; poly 446.2 -> 444.3 at 2^26.  Below a
+ *   full wave of c (3 rounds, bench/results/h100-2026-11-27-s16-analysis.md):
+ *   saxpy at 2^20 8.13 -> 7.90 us, poly 9.95 -> 9.98 (inside the rounds'
+ *   range).  x5 (one array) loses 3% with 8-byte vectors at 2^26 in a
+ *   harness, and branchy bodies 0.4% (boxplus) to 9% (the 40-op chain) at
+ *   2^24-2^28: they keep 16 bytes there. */
 enum { WAVE_BLOCKS_PER_CU = 8 };
 
 static kf_cg_variant narrow(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int cu, bool gpu)
@@ -934,7 +936,7 @@ static kf_cg_variant narrow(const kf_cg_kabi *a, const int64_t *meta, kf_cg_vari
     if (!a->branchy) {
         if (tc < (uint64_t)cu * KF_CG_BLOCK)
             return s;
-        return h && a->streams >= 2 && tc >= wave ? KF_CG_H64 : v;
+        return h && a->streams >= 2 && th >= wave ? KF_CG_H64 : v;
     }
     if (tc >= wave)
         return v;

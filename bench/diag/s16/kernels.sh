@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Build the kernels bench/diag/s16/layouts.py loads into DIR (default
+# /tmp/s16-kernels): discount.cu from `fusec emit` (b64 as kfuse emits it
+# now), kernels/discount_b64x4.cu (the emit of b64 with four vectors a
+# thread, tried and reverted in session 16), kernels/layouts.cu (flat
+# layouts) and variants.py's edits of both b64s, each to a cubin.
+# Usage: bash bench/diag/s16/kernels.sh [FUSEC] [DIR]   (FUSEC default build/dev/fusec)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+fusec=${1:-$root/build/dev/fusec}
+out=${2:-/tmp/s16-kernels}
+mkdir -p "$out"
+"$fusec" emit --target cuda "$root/bench/workloads.kir" --graph discount > "$out/discount.cu"
+cp "$here"/kernels/*.cu "$out/"
+python3 "$here/variants.py" "$out"
+for f in "$out"/*.cu; do
+    nvcc -cubin -arch=sm_90 -O3 -DKF_ONE_PASS -o "${f%.cu}.cubin" "$f"
+done
