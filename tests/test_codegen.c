@@ -1194,8 +1194,8 @@ static void test_abi(void)
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_S32);
         kf_cg_launch_variant(a, meta, KF_CG_B64, 132, true, 0, &L);
         CHECK(L.n == 0);
-        /* contiguous [t, m, k] with mb[m, k]: b64, T * ceil(m * k / 2 / 256) blocks */
-        const int64_t tmk[][4] = { { 4, 4, 4, 4 }, { 4, 3, 4, 4 }, { 3, 1000, 256, 3 * 500 }, { 4, 3, 3, 0 } };
+        /* contiguous [t, m, k] with mb[m, k]: b64, T * ceil(m * k / 2 / 512) blocks */
+        const int64_t tmk[][4] = { { 4, 4, 4, 4 }, { 4, 3, 4, 4 }, { 3, 1000, 256, 3 * 250 }, { 4, 3, 3, 0 } };
         for (int i = 0; i < 4; i++) {
             int64_t T = tmk[i][0], M = tmk[i][1], K = tmk[i][2];
             int64_t w[16] = { T * M * K, T, M, K, 0, K, 1, M * K, K, 1, M * K, K, 1, 0, 0, 0 };
@@ -1207,14 +1207,16 @@ static void test_abi(void)
             else
                 CHECK(L.n == 1 && L.l[0].variant == KF_CG_S32);
         }
-        /* b64 splits a block index with a 32-bit divide: at most 2^32 - 1
-         * blocks (2^13 a step here), even off a GPU where the grid is capped */
-        for (int64_t T = (int64_t)1 << 18; T <= (int64_t)1 << 19; T *= 2) {
-            int64_t M = (int64_t)1 << 12, K = (int64_t)1 << 10;
+        /* b64 indexes vectors in 32 bits: at most 2^32 - 512 of them in
+         * all, even off a GPU where the grid is capped */
+        const int64_t lim[][4] = { { 1, (1 << 23) - 1, 1024, 1 }, { 1, 1 << 23, 1024, 0 },
+                                   { (1 << 11) - 1, 1 << 12, 1024, 1 }, { 1 << 11, 1 << 12, 1024, 0 } };
+        for (int i = 0; i < 4; i++) {
+            int64_t T = lim[i][0], M = lim[i][1], K = lim[i][2];
             int64_t big[16] = { T * M * K, T, M, K, 0, K, 1, M * K, K, 1, M * K, K, 1, 0, 0, 0 };
             memcpy(meta, big, sizeof big);
             kf_cg_launch_variant(a, meta, KF_CG_B64, 132, false, 0, &L);
-            CHECK_MSG(L.n == (T == (int64_t)1 << 18 ? 1 : 0), "T = %lld", (long long)T);
+            CHECK_MSG(L.n == lim[i][3], "[%lld,%lld,%lld]", (long long)T, (long long)M, (long long)K);
         }
         int64_t w[16] = { 64, 4, 4, 4, 0, 4, 1, 16, 4, 1, 16, 4, 1, 0, 0, 0 };
         memcpy(meta, w, sizeof w);
@@ -1824,7 +1826,7 @@ int main(void)
             cl_program progs[2] = { prog, one_pass };
             int nfull = (int)(sizeof runs_full / sizeof runs_full[0]), nshort = (int)(sizeof runs_short / sizeof runs_short[0]);
             if (i < ncorpus) {
-                if (strcmp(c->name, "discount") == 0)   /* b64's chunks: one whole (256 blocks a step), one of 6 */
+                if (strcmp(c->name, "discount") == 0)   /* b64's chunks: one whole (128 blocks a step), one of 3 */
                     run_case(c, progs, &wide, 4 + (uint64_t)i, runs_b64, (int)(sizeof runs_b64 / sizeof runs_b64[0]));
                 run_case(c, progs, &small, 1 + (uint64_t)i, light ? runs_short : runs_full, light ? nshort : nfull);
                 if (!light)

@@ -778,24 +778,25 @@ static uint64_t outer_steps(const kf_cg_kabi *a, const int64_t *meta)
     return T;
 }
 
-/* b64's blocks: every outer step times a block per 256 vectors of the
- * inner dims. */
+/* b64's blocks: every outer step times a block per KF_CG_BLOCK *
+ * KF_CG_B64_VECS vectors of the inner dims. */
+enum { B64_BLOCK_VECS = KF_CG_BLOCK * KF_CG_B64_VECS };
 static uint64_t b64_blocks(const kf_cg_kabi *a, const int64_t *meta)
 {
     uint64_t T = outer_steps(a, meta), vecs = (uint64_t)meta[0] / T / (uint64_t)a->vecw;
-    return T * ((vecs + KF_CG_BLOCK - 1) / KF_CG_BLOCK);
+    return T * ((vecs + B64_BLOCK_VECS - 1) / B64_BLOCK_VECS);
 }
 
 /* Does a call fit b64 (which the kernel has: bsplit > 0): every buffer
  * read or written at the iteration point row-major contiguous and 16-byte
  * aligned, except that the KF_CG_BUF_LEAD args have stride 0 on dims
  * 0..bsplit-1 (contiguous on the rest), the inner dims a whole number of
- * vectors, and at most 2^32 - 1 blocks (the kernel splits a block index
- * with a 32-bit divide). */
+ * vectors, and at most 2^32 - B64_BLOCK_VECS vectors in all (the kernel
+ * indexes vectors, and splits a block index, in 32 bits). */
 static bool b64_fits(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs)
 {
     if (!a->bsplit || meta[0] <= 0 || ((uint64_t)meta[0] / outer_steps(a, meta)) % (uint64_t)a->vecw != 0 ||
-        b64_blocks(a, meta) > UINT32_MAX)
+        (uint64_t)meta[0] / (uint64_t)a->vecw > (uint64_t)UINT32_MAX + 1 - B64_BLOCK_VECS)
         return false;
     for (int b = 0; b < a->nargs + a->nouts; b++) {
         uint8_t f = a->buf_flags[b];

@@ -1312,6 +1312,19 @@ static int vec_words(int W, size_t s, int *u, int *vecs)
     return words;
 }
 
+/* The head of a pass of b64 over a thread's U vectors: vector j's index in
+ * the inner dims (iv, clamped to the last) and, if ov, in the whole space;
+ * 32-bit (b64's launch rule). */
+static void b64_pass_head(E *e, int U, bool ov)
+{
+    const char *u = U32(e);
+    pragma(e, e->unroll);
+    P("        for (int j = 0; j < %d; j++) {\n", U);
+    P("            const %s jv = iv0 + (%s)j * %du, iv = jv < nvec ? jv : nvec - 1;\n", u, u, KF_CG_BLOCK);
+    if (ov)
+        P("            const %s ov = s * nvec + iv;\n", u);
+}
+
 /* The contiguous variants c32, c64 and b64.  b64 (kf_cg_kinfo.bsplit) walks
  * the space as (chunk of KF_CG_B64_CHUNK inner vector blocks, outer step,
  * block of the chunk), so a chunk of a broadcast arg comes from DRAM once
@@ -1338,15 +1351,17 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
         for (int d = 0; d < ki->bsplit; d++)
             P(" * d%d", d);
         P("; /* outer steps */\n");
-        P("    const %s nvec = 1", t.IX);
+        /* a vector's index in 32 bits: T * nvec + KF_CG_BLOCK *
+         * KF_CG_B64_VECS <= 2^32 (b64's launch rule) */
+        P("    const %s nvec = (%s)(1", U32(e), U32(e));
         for (int d = ki->bsplit; d < ki->R; d++)
             P(" * d%d", d);
-        P(" / %d; /* vectors of %d elements per step */\n", W, W);
+        P(" / %d); /* vectors of %d elements per step */\n", W, W);
         /* B blocks a step, in chunks of KF_CG_B64_CHUNK blocks (the last
          * one narrower), each chunk walked over every step in turn
-         * (codegen.md); B * T <= 2^32 - 1 */
-        P("    const %s B = (%s)((nvec + %d) / %d); /* blocks a step */\n", U32(e), U32(e), KF_CG_BLOCK - 1,
-          KF_CG_BLOCK);
+         * (codegen.md) */
+        P("    const %s B = (nvec + %du) / %du; /* blocks a step */\n", U32(e), KF_CG_BLOCK * KF_CG_B64_VECS - 1,
+          KF_CG_BLOCK * KF_CG_B64_VECS);
         P("    const %s nblk = (%s)B * T;\n", t.IX, t.IX);
         P("    const %s CT = (B < %du ? B : %du) * (%s)T; /* blocks of a chunk, all steps (<= B * T) */\n", U32(e),
           KF_CG_B64_CHUNK, KF_CG_B64_CHUNK, U32(e));
@@ -1373,68 +1388,92 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
     }
     bcast_loads(e);
     kf_strbuf x = KF_STRBUF_INIT, y = KF_STRBUF_INIT;
+    /* b64 moves U vectors a thread, KF_CG_BLOCK apart, in two passes over
+     * them: every vector's loads, then each vector's body and stores.  A
+     * vector past nvec (in a step's last block) reads vector nvec - 1 and
+     * stores nothing. */
+    const int U = bc ? KF_CG_B64_VECS : 1;
+    const char *J = bc ? "[j]" : "", *X = bc ? "    " : "";   /* an arg's words of vector j; a pass's indent */
     if (bc) {
         char bid[64], gdim[64];
         kf_snprintf(bid, sizeof bid, "(%s)%s", t.IX, sp->bid);
         kf_snprintf(gdim, sizeof gdim, "(%s)%s", t.IX, sp->gdim);
         ew_loop(e, t, "w", bid, "nblk", gdim);
         /* block w -> (chunk c, step s, block b of the step) in 32 bits:
-         * w < nblk <= 2^32 - 1 (b64's launch rule) */
+         * w < nblk <= T * nvec */
         const char *u = U32(e);
         P("        const %s c = (%s)w / CT, r = (%s)w - c * CT;\n", u, u, u);
         P("        const %s lb = B - c * %du < %du ? B - c * %du : %du; /* chunk c's blocks a step */\n", u,
           KF_CG_B64_CHUNK, KF_CG_B64_CHUNK, KF_CG_B64_CHUNK, KF_CG_B64_CHUNK);
         P("        const %s s = r / lb, b = c * %du + (r - s * lb);\n", u, KF_CG_B64_CHUNK);
-        P("        const %s iv = (%s)b * %d + (%s)%s;\n", t.IX, t.IX, KF_CG_BLOCK, t.IX, sp->lid);
-        P("        if (iv >= nvec)\n            continue;\n");
-        P("        const %s ov = (%s)s * nvec + iv;\n", t.IX, t.IX);
+        P("        const %s iv0 = b * %du + (%s)%s; /* the thread's vector j: iv0 + %d * j */\n", u, KF_CG_BLOCK * U, u,
+          sp->lid, KF_CG_BLOCK);
     } else {
         grid_loop_vars(e, t, true);
         ew_loop(e, t, "iv", "tid", "nvec", "nth");
     }
-    for (int b = 0; b < ki->nb; b++) {
-        bool isarg = b < k->nargs;
-        if (isarg && (!ki->arg_ew[b] || ki->bcast_all[b]))
-            continue;
-        int32_t n = isarg ? k->args[b] : k->outs[b - k->nargs];
-        int u, vecs, words = vec_words(W, kf_dtype_size(dt(e, n)), &u, &vecs);
-        const char *vi = bc && !ki->bcast_lead[b] ? "ov" : "iv";   /* this buffer's vector */
-        if (isarg) {
-            P("        %s w%d[%d];\n", U32(e), b, words);
-            for (int v = 0; v < vecs; v++) {
-                P("        {\n            const uint%d u = ((%sconst uint%d *)p%d)[%s", u, sp->global, u, b, vi);
-                if (vecs > 1)
-                    P(" * %d + %d", vecs, v);
-                P("];\n");
-                for (int c = 0; c < u; c++)
-                    P("            w%d[%d] = u.%c;\n", b, u * v + c, "xyzw"[c]);
-                P("        }\n");
-            }
-        } else {
-            P("        %s w%d[%d] = { 0 };\n", U32(e), b, words);
+    bool loads = false, full = false;   /* b64: some arg to load, some of them not broadcast */
+    for (int b = 0; b < k->nargs && bc; b++) {   /* every vector's words, before the first pass */
+        int u, vecs;
+        if (ki->arg_ew[b] && !ki->bcast_all[b]) {
+            P("        %s w%d[%d][%d];\n", U32(e), b, U, vec_words(W, kf_dtype_size(dt(e, k->args[b])), &u, &vecs));
+            loads = true;
+            full |= !ki->bcast_lead[b];
         }
     }
-    const char *unroll = W * (k->nnodes + ki->nb) <= KF_CG_UNROLL_MAX ? e->unroll : sp->no_unroll;
+    if (loads)
+        b64_pass_head(e, U, full);
+    for (int b = 0; b < k->nargs; b++) {
+        if (!ki->arg_ew[b] || ki->bcast_all[b])
+            continue;
+        int u, vecs, words = vec_words(W, kf_dtype_size(dt(e, k->args[b])), &u, &vecs);
+        const char *vi = bc && !ki->bcast_lead[b] ? "ov" : "iv";   /* this buffer's vector */
+        if (!bc)
+            P("        %s w%d[%d];\n", U32(e), b, words);
+        for (int v = 0; v < vecs; v++) {
+            P("%s        {\n%s            const uint%d u = ((%sconst uint%d *)p%d)[%s", X, X, u, sp->global, u, b, vi);
+            if (vecs > 1)
+                P(" * %d + %d", vecs, v);
+            P("];\n");
+            for (int c = 0; c < u; c++)
+                P("%s            w%d%s[%d] = u.%c;\n", X, b, J, u * v + c, "xyzw"[c]);
+            P("%s        }\n", X);
+        }
+    }
+    if (loads)
+        P("        }\n");
+    if (bc)
+        b64_pass_head(e, U, true);
+    for (int j = 0; j < k->nouts; j++) {
+        int u, vecs, b = k->nargs + j;
+        P("%s        %s w%d[%d] = { 0 };\n", X, U32(e), b, vec_words(W, kf_dtype_size(dt(e, k->outs[j])), &u, &vecs));
+    }
+    const char *unroll = U * W * (k->nnodes + ki->nb) <= KF_CG_UNROLL_MAX ? e->unroll : sp->no_unroll;
+    char ind[32];   /* the loop over l's body */
+    kf_snprintf(ind, sizeof ind, "%s            ", X);
     pragma(e, unroll);
-    P("        for (int l = 0; l < %d; l++) {\n", W);
+    P("%s        for (int l = 0; l < %d; l++) {\n", X, W);
     if (ki->coords) {
-        P("            const %s i = %s * %d + (%s)l;\n", t.IX, out_v, W, t.IX);
-        coords_linear(e, t, "i", "            ");
+        P("%s            const %s i = ", X, t.IX);
+        if (bc)   /* b64's 32-bit ov */
+            P("(%s)", t.IX);
+        P("%s * %d + (%s)l;\n", out_v, W, t.IX);
+        coords_linear(e, t, "i", ind);
     }
     for (int b = 0; b < k->nargs; b++) {
         if (!ki->arg_ew[b] || ki->bcast_all[b])
             continue;
         kf_dtype ty = dt(e, k->args[b]);
         char w[16];
-        kf_snprintf(w, sizeof w, "w%d", b);
+        kf_snprintf(w, sizeof w, "w%d%s", b, J);
         kf_sb_reset(&x);
         kf_sb_reset(&y);
         lane_get(e, &x, (int)kf_dtype_size(ty), w);
         from_raw(e, &y, ty, kf_sb_str(&x));
-        P("            const %s x%d = %s;\n", CT(e, ty), b, kf_sb_str(&y));
+        P("%s            const %s x%d = %s;\n", X, CT(e, ty), b, kf_sb_str(&y));
     }
-    sinks_decl(e, "            ");
-    body_call(e, "            ");
+    sinks_decl(e, ind);
+    body_call(e, ind);
     for (int j = 0; j < k->nouts; j++) {
         int b = k->nargs + j;
         kf_dtype ty = dt(e, k->outs[j]);
@@ -1444,23 +1483,25 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
         kf_sb_reset(&x);
         to_raw(e, &x, ty, r);
         switch (s) {
-        case 1: P("            w%d[l >> 2] |= %s << ((l & 3) * 8);\n", b, kf_sb_str(&x)); break;
-        case 2: P("            w%d[l >> 1] |= %s << ((l & 1) * 16);\n", b, kf_sb_str(&x)); break;
-        case 4: P("            w%d[l] = %s;\n", b, kf_sb_str(&x)); break;
+        case 1: P("%s            w%d[l >> 2] |= %s << ((l & 3) * 8);\n", X, b, kf_sb_str(&x)); break;
+        case 2: P("%s            w%d[l >> 1] |= %s << ((l & 1) * 16);\n", X, b, kf_sb_str(&x)); break;
+        case 4: P("%s            w%d[l] = %s;\n", X, b, kf_sb_str(&x)); break;
         default:
-            P("            {\n                const %s u = %s;\n", U64(e), kf_sb_str(&x));
-            P("                w%d[2 * l] = (%s)u;\n                w%d[2 * l + 1] = (%s)(u >> 32);\n            }\n", b,
-              U32(e), b, U32(e));
+            P("%s            {\n%s                const %s u = %s;\n", X, X, U64(e), kf_sb_str(&x));
+            P("%s                w%d[2 * l] = (%s)u;\n%s                w%d[2 * l + 1] = (%s)(u >> 32);\n%s            }\n",
+              X, b, U32(e), X, b, U32(e), X);
             break;
         }
     }
-    P("        }\n");
+    P("%s        }\n", X);
+    if (bc)
+        P("            if (jv < nvec) {\n");
     for (int j = 0; j < k->nouts; j++) {
         int b = k->nargs + j;
         int u, vecs;
         vec_words(W, kf_dtype_size(dt(e, k->outs[j])), &u, &vecs);
         for (int v = 0; v < vecs; v++) {
-            P("        ((%suint%d *)q%d)[%s", sp->global, u, j, out_v);
+            P("%s%s        ((%suint%d *)q%d)[%s", X, X, sp->global, u, j, out_v);
             if (vecs > 1)
                 P(" * %d + %d", vecs, v);
             P("] = %s", u == 4 ? sp->make_uint4 : sp->make_uint2);
@@ -1469,6 +1510,8 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
             P(");\n");
         }
     }
+    if (bc)
+        P("            }\n        }\n");
     P("    }\n");
     /* the last n % W elements, one per thread (b64 has whole vectors only:
      * its launch rule) */

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Build the kernels bench/diag/s16/layouts.py loads into DIR (default
-# /tmp/s16-kernels): discount.cu from `fusec emit` (b64 as kfuse emits it
-# now), kernels/discount_b64x4.cu (the emit of b64 with four vectors a
-# thread, tried and reverted in session 16), kernels/layouts.cu (flat
-# layouts) and variants.py's edits of both b64s, each to a cubin.
+# /tmp/s16-kernels), each to a cubin: discount.cu from `fusec emit` (b64
+# as kfuse emits it now); kernels/discount_b64x1.cu and discount_b64x4.cu,
+# the emits of b64 with one vector a thread (4ef94c9) and with four in 64
+# bits (tried and reverted in session 16); kernels/layouts.cu (flat
+# layouts); and variants.py's edits of those two b64s.
 # Usage: bash bench/diag/s16/kernels.sh [FUSEC] [DIR]   (FUSEC default build/dev/fusec)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

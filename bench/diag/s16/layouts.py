@@ -1,7 +1,7 @@
 # Session 16: discount (f64 [m,k] x [t,m,k], t = 16, k = 256) in one
 # process with torch.compile, s15's harness (bench/diag/s15/same_process.py):
-# kfuse's b64 as emitted now, the four-vector b64 that lost in session 16's
-# A/B, and flat layouts (kernels/layouts.cu) that separate block size,
+# kfuse's b64 as emitted now, as emitted at 4ef94c9 (one vector a thread),
+# the four-vector b64 that lost in session 16's first A/B, and flat layouts (kernels/layouts.cu) that separate block size,
 # vectors a thread and index width, and at 2^20 edits of both b64s
 # (variants.py).
 # Usage: python3 bench/diag/s16/layouts.py CUBIN_DIR [ROUNDS] [REPS]
@@ -10,6 +10,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import same_process as sp   # takes CUBIN_DIR, ROUNDS, REPS from sys.argv
 import torch
 
+NOW_VECS = int(os.environ.get("B64_VECS", "2"))   # kfuse's KF_CG_B64_VECS
 FLAT = [("f4_128", 128, 4), ("f4_128_64", 128, 4), ("f8_128", 128, 8), ("f2_128", 128, 2),
         ("f4_256", 256, 4), ("f2_256", 256, 2), ("f1_256", 256, 1)]
 
@@ -25,10 +26,11 @@ def discount(n):
     args = lambda k: ptrs(k) + [sp.meta_of([n, T, M, K, 0, K, 1, M * K, K, 1, M * K, K, 1, 0, 0, 0])]
     inner, nvec = M * K // 2, n // 2
     fargs = lambda k: ptrs(k) + [ctypes.c_uint64(inner), ctypes.c_uint64(nvec)]
-    rows = [("kfuse b64 (now)", sp.kf_launcher(sp.kernel("discount.cubin", "discount_k0_a97fcb7b_b64"),
-                                               T * ((inner + 255) // 256), 256, args)),
-            ("b64 4 vectors (s16 A/B)", sp.kf_launcher(sp.kernel("discount_b64x4.cubin", "discount_k0_a97fcb7b_b64"),
-                                                       T * ((inner + 1023) // 1024), 256, args))]
+    b64 = lambda cubin, vecs: sp.kf_launcher(sp.kernel(cubin, "discount_k0_a97fcb7b_b64"),
+                                             T * ((inner + 256 * vecs - 1) // (256 * vecs)), 256, args)
+    rows = [("kfuse b64 (emitted now)", b64("discount.cubin", NOW_VECS)),
+            ("b64 1 vector (4ef94c9)", b64("discount_b64x1.cubin", 1)),
+            ("b64 4 vectors, 64-bit", b64("discount_b64x4.cubin", 4))]
     if n == 1 << 20:   # variants.py's edits hold at this size only
         for name in ("x1_u32", "x1_nodiv", "x1_u32_nodiv", "x4_u32", "x4_nodiv", "x4_u32_nodiv"):
             rows.append(("b64 %s" % name, sp.kf_launcher(sp.kernel("disc_b64var.cubin", name),

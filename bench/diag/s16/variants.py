@@ -5,7 +5,8 @@
 #   <x>_nodiv: the two 32-bit divides replaced by shifts, valid only at
 #              discount 2^20 (t = 16, m = k = 256: one chunk of B blocks a step)
 #   <x>_u32_nodiv: both
-# for x1 (b64 as emitted now, B = 128) and x4 (four vectors, B = 32).
+# for x1 (b64 as emitted at 4ef94c9: one vector a thread, B = 128) and x4
+# (four vectors, B = 32).
 # Usage: python3 bench/diag/s16/variants.py DIR   (after kernels.sh has filled DIR)
 import re, sys
 
@@ -38,7 +39,7 @@ def nodiv(k, B, chunk):
     return k2
 
 
-head, x1 = entry(out + "/discount.cu", "x1")
+head, x1 = entry(out + "/discount_b64x1.cu", "x1")
 _, x4 = entry(out + "/discount_b64x4.cu", "x4")
 parts = [head]
 for name, k, B, chunk in (("x1", x1, 128, 256), ("x4", x4, 32, 64)):
