@@ -1329,9 +1329,9 @@ static void b64_pass_head(E *e, int U, bool ov)
  * the space as (chunk of KF_CG_B64_CHUNK inner vector blocks, outer step,
  * block of the chunk), so a chunk of a broadcast arg comes from DRAM once
  * and from L2 for the other steps, while each step's part of a chunk is
- * read and written in one contiguous run: a thread's vector is iv of the
- * inner dims for those args and ov = step * vectors per step + iv of the
- * whole space for the others. */
+ * read and written in one contiguous run: each of a thread's
+ * KF_CG_B64_VECS vectors is iv of the inner dims for those args and ov =
+ * step * vectors per step + iv of the whole space for the others. */
 static void emit_ew_contig(E *e, kf_cg_variant var)
 {
     const kf_cg_kinfo *ki = e->ki;
