@@ -915,8 +915,8 @@ void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_varian
  *   (bench/results/h100-2026-11-22-s11-analysis.md): saxpy 70.7 -> 69.6 us
  *   at 2^24, 267.1 -> 264.0 at 2^26; poly 446.2 -> 444.3 at 2^26.  Below a
  *   full wave of c (3 rounds, bench/results/h100-2026-11-27-s16-analysis.md):
- *   saxpy at 2^20 8.13 -> 7.90 us, poly 9.95 -> 9.98 (inside the rounds'
- *   range).  x5 (one array) loses 3% with 8-byte vectors at 2^26 in a
+ *   saxpy at 2^20 8.13 -> 7.90 us, poly 9.95 -> 9.98 (+0.3%, the rounds'
+ *   ranges touching).  x5 (one array) loses 3% with 8-byte vectors at 2^26 in a
  *   harness, and branchy bodies 0.4% (boxplus) to 9% (the 40-op chain) at
  *   2^24-2^28: they keep 16 bytes there. */
 enum { WAVE_BLOCKS_PER_CU = 8 };
