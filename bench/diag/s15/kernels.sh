@@ -4,11 +4,12 @@
 #   - x5.cu, saxpy.cu, rowsum.cu: `fusec emit` (unchanged since 2118113).
 #   - rowsum.cu also gets rowsum_warp_bd, a copy of `warp` whose rows per
 #     block follow blockDim.
-#   - disc_var.cu: discount_new.cu's preamble, variants.cu (an evict_last
-#     load, Triton's flat layout), and b64 with its broadcast load made
+#   - discount_old.cu and discount_new.cu: b64 as emitted at 2118113 and
+#     50a2e01 (kernels/, entry points only), behind the module head of
+#     today's `fusec emit` of discount (helpers, meta struct, body).
+#   - disc_var.cu: that head, variants.cu (an evict_last load, Triton's
+#     flat layout), and discount_new's b64 with its broadcast load made
 #     evict_last.
-#   - discount_old.cu and discount_new.cu stay here as they were emitted at
-#     2118113 and 50a2e01; later kfuse emits a different b64.
 # Usage: bash bench/diag/s15/kernels.sh [FUSEC] [DIR]   (FUSEC default build/dev/fusec)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,7 +20,12 @@ mkdir -p "$out"
 for g in x5 saxpy rowsum; do
     "$fusec" emit --target cuda "$root/bench/workloads.kir" --graph $g > "$out/$g.cu"
 done
-cp "$here/kernels/bare.cu" "$here/kernels/discount_old.cu" "$here/kernels/discount_new.cu" "$out/"
+cp "$here/kernels/bare.cu" "$out/"
+"$fusec" emit --target cuda "$root/bench/workloads.kir" --graph discount |
+    awk '/^extern "C" __global__/ { exit } { print }' > "$out/discount_head.cuh"
+for k in discount_old discount_new; do
+    cat "$out/discount_head.cuh" "$here/kernels/$k.cu" > "$out/$k.cu"
+done
 python3 - "$out" "$here/kernels/variants.cu" <<'PY'
 import re, sys
 out, variants = sys.argv[1], open(sys.argv[2]).read()
