@@ -15,24 +15,68 @@ def lg(n):
     return "2^%d" % (n.bit_length() - 1)
 
 
-def rowsum(n, hand):
+def rowsum_case(n, rows_of):
+    """rows of 1024 f32, n elements; rows_of(M, args, hargs) gives the rows [(label, launch)]: args are
+    kfuse's parameters (the meta block; no scratch, which warp and a one-chunk tile do not read), hargs
+    kernels/rows.cu's"""
     L = 1024
     M = n // L
     sets = sp.rotate(lambda: (torch.rand(M, L, device=sp.dev) * 4 - 2,), 4 * n)
     out = torch.empty(M, device=sp.dev)
-    scratch = torch.zeros(1 << 20, device=sp.dev, dtype=torch.uint8)
     x = lambda k: sp.ptr(sets[k][0].data_ptr())
-    args = lambda k: [x(k), sp.ptr(out.data_ptr()), sp.meta_of([n, M, L, L, 1, 1, 0, 0, 0]), sp.ptr(scratch.data_ptr())]
-    rows = [("kfuse warp", sp.kf_launcher(sp.kernel("rowsum_old.cubin", "rowsum_k0_931aaf52_warp"), (M + 7) // 8, 256,
-                                          args)),
-            ("kfuse warp, ldcs", sp.kf_launcher(sp.kernel("rowsum_cs.cubin", "rowsum_k0_931aaf52_warp"),
-                                                (M + 7) // 8, 256, args)),
-            ("kfuse warp 1 row/blk", sp.kf_launcher(sp.kernel("rowsum_rb.cubin", "rowsum_k0_931aaf52_warp"), M, 32, args))]
+    args = lambda k: [x(k), sp.ptr(out.data_ptr()), sp.meta_of([n, M, L, L, 1, 1, 0, 0, 0]), sp.ptr(0)]
     hargs = lambda k: [x(k), sp.ptr(out.data_ptr()), U32(M), U32(L), I64(L)]
-    for name in hand:
-        r = int(name[1])
-        rows.append(("hand " + name, sp.kf_launcher(sp.kernel("rows.cubin", name), (M + r - 1) // r, 32 * r, hargs)))
-    sp.run("rowsum " + lg(n), sets, lambda t: t.sum(dim=1), out, rows, False)
+    sp.run("rowsum " + lg(n), sets, lambda t: t.sum(dim=1), out, rows_of(M, args, hargs), False)
+
+
+def warp(cubin, M, r, args):
+    """kfuse's warp entry in cubin at r rows (32-lane groups) a block"""
+    return sp.kf_launcher(sp.kernel(cubin, "rowsum_k0_931aaf52_warp"), (M + r - 1) // r, 32 * r, args)
+
+
+def hand(name, M, r, hargs, threads=None):
+    """kernels/rows.cu's name at r rows a block (threads a block: 32 r unless given)"""
+    return sp.kf_launcher(sp.kernel("rows.cubin", name), (M + r - 1) // r, threads or 32 * r, hargs)
+
+
+def rowsum(n, names):
+    """24f935e's warp, with evict-first loads, at one row a block; hand kernels (r<R>_...: R rows a block)"""
+    rowsum_case(n, lambda M, a, h: [("kfuse warp", warp("rowsum_old.cubin", M, 8, a)),
+                                    ("kfuse warp, ldcs", warp("rowsum_cs.cubin", M, 8, a)),
+                                    ("kfuse warp 1 row/blk", warp("rowsum_rb.cubin", M, 1, a))] +
+                                   [("hand " + nm, hand(nm, M, int(nm[1]), h)) for nm in names])
+
+
+def rowsum_blocks(n):
+    """24f935e's warp, rows a block from the block size (rowsum_rb.cu), at blocks of 32-256 threads"""
+    rowsum_case(n, lambda M, a, h: [("warp %d rows/blk" % r, warp("rowsum_rb.cubin", M, r, a)) for r in (8, 4, 2, 1)])
+
+
+def rowblock(n):
+    """a row a block (Triton's layout, kernels/rows.cu b<T>) against kfuse's warp and tile and r1_static"""
+    rowsum_case(n, lambda M, a, h: [("kfuse warp", warp("rowsum_old.cubin", M, 8, a)),
+                                    ("kfuse tile", sp.kf_launcher(sp.kernel("rowsum.cubin", "rowsum_k0_931aaf52_tile"),
+                                                                  M, 256, a)),
+                                    ("hand r1_static", hand("r1_static", M, 1, h))] +
+                                   [("hand b%d" % t, hand("b%d" % t, M, 1, h, t)) for t in (256, 128, 64)])
+
+
+def rowsum_new(n):
+    """warp as rowsum.cubin has it at 8 rows a block, and at 1 where it reads its rows a block from the block
+    size (calls 5-6: the reverted change), against 24f935e's (rowsum_old.cubin) and hand r1_dyn"""
+    with open(os.path.join(sp.cubins, "rowsum.cu")) as f:   # does its warp take any rows a block?
+        any_rows = "rows = (unsigned int)blockDim.x / 32" in f.read()
+    rowsum_case(n, lambda M, a, h: [("warp 24f935e", warp("rowsum_old.cubin", M, 8, a))] +
+                                   ([("warp now, 1 row/blk", warp("rowsum.cubin", M, 1, a))] if any_rows else []) +
+                                   [("warp now, 8 rows/blk", warp("rowsum.cubin", M, 8, a)),
+                                    ("hand r1_dyn", hand("r1_dyn", M, 1, h))])
+
+
+def rowsum_params(n):
+    """hand r1_dyn with its own 32 bytes of parameters and with kfuse's (meta block, scratch: r1_meta)"""
+    rowsum_case(n, lambda M, a, h: [("kfuse warp", warp("rowsum_old.cubin", M, 8, a)),
+                                    ("hand r1_dyn", hand("r1_dyn", M, 1, h)),
+                                    ("hand r1_meta", hand("r1_meta", M, 1, a))])
 
 
 def x5(n):
@@ -76,57 +120,6 @@ def dot(n):
     sp.run("dot " + lg(n), sets, lambda a, b: (a * b).sum(), out, rows, False)
 
 
-def rowsum_blocks(n):
-    """kfuse's warp, rows a block from the block size (rowsum_rb.cu), at blocks of 32-256 threads"""
-    L = 1024
-    M = n // L
-    sets = sp.rotate(lambda: (torch.rand(M, L, device=sp.dev) * 4 - 2,), 4 * n)
-    out = torch.empty(M, device=sp.dev)
-    args = lambda k: [sp.ptr(sets[k][0].data_ptr()), sp.ptr(out.data_ptr()), sp.meta_of([n, M, L, L, 1, 1, 0, 0, 0]),
-                      sp.ptr(0)]
-    fn = sp.kernel("rowsum_rb.cubin", "rowsum_k0_931aaf52_warp")
-    rows = [("warp %d rows/blk" % r, sp.kf_launcher(fn, (M + r - 1) // r, 32 * r, args)) for r in (8, 4, 2, 1)]
-    sp.run("rowsum " + lg(n), sets, lambda t: t.sum(dim=1), out, rows, False)
-
-
-def rowblock(n):
-    """a row a block (Triton's layout, kernels/rows.cu b<T>) against kfuse's warp and tile and r1_static"""
-    L = 1024
-    M = n // L
-    sets = sp.rotate(lambda: (torch.rand(M, L, device=sp.dev) * 4 - 2,), 4 * n)
-    out = torch.empty(M, device=sp.dev)
-    x = lambda k: sp.ptr(sets[k][0].data_ptr())
-    args = lambda k: [x(k), sp.ptr(out.data_ptr()), sp.meta_of([n, M, L, L, 1, 1, 0, 0, 0]), sp.ptr(0)]
-    hargs = lambda k: [x(k), sp.ptr(out.data_ptr()), U32(M), U32(L), I64(L)]
-    k = lambda e: sp.kernel("rowsum.cubin", "rowsum_k0_931aaf52_" + e)
-    rows = [("kfuse warp", sp.kf_launcher(sp.kernel("rowsum_old.cubin", "rowsum_k0_931aaf52_warp"), (M + 7) // 8, 256,
-                                          args)),
-            ("kfuse tile", sp.kf_launcher(k("tile"), M, 256, args)),
-            ("hand r1_static", sp.kf_launcher(sp.kernel("rows.cubin", "r1_static"), M, 32, hargs))]
-    for t in (256, 128, 64):
-        rows.append(("hand b%d" % t, sp.kf_launcher(sp.kernel("rows.cubin", "b%d" % t), M, t, hargs)))
-    sp.run("rowsum " + lg(n), sets, lambda t: t.sum(dim=1), out, rows, False)
-
-
-def rowsum_new(n):
-    """warp as emitted now (rowsum.cubin: lane pointers, rows a block from the block size) at 1 and 8 rows a
-    block, against warp as emitted at 24f935e (rowsum_old.cubin, 8 rows a block) and hand r1_dyn"""
-    L = 1024
-    M = n // L
-    sets = sp.rotate(lambda: (torch.rand(M, L, device=sp.dev) * 4 - 2,), 4 * n)
-    out = torch.empty(M, device=sp.dev)
-    x = lambda k: sp.ptr(sets[k][0].data_ptr())
-    args = lambda k: [x(k), sp.ptr(out.data_ptr()), sp.meta_of([n, M, L, L, 1, 1, 0, 0, 0]), sp.ptr(0)]
-    hargs = lambda k: [x(k), sp.ptr(out.data_ptr()), U32(M), U32(L), I64(L)]
-    new = sp.kernel("rowsum.cubin", "rowsum_k0_931aaf52_warp")
-    rows = [("warp 24f935e", sp.kf_launcher(sp.kernel("rowsum_old.cubin", "rowsum_k0_931aaf52_warp"), (M + 7) // 8, 256,
-                                            args)),
-            ("warp now, 1 row/blk", sp.kf_launcher(new, M, 32, args)),
-            ("warp now, 8 rows/blk", sp.kf_launcher(new, (M + 7) // 8, 256, args)),
-            ("hand r1_dyn", sp.kf_launcher(sp.kernel("rows.cubin", "r1_dyn"), M, 32, hargs))]
-    sp.run("rowsum " + lg(n), sets, lambda t: t.sum(dim=1), out, rows, False)
-
-
 def x5_pad(n):
     """x5 one element a thread, its n in a parameter block of 8 to 2048 bytes (kernels/rows.cu x5_pad<P>)"""
     sets = sp.rotate(lambda: (torch.rand(n, device=sp.dev) * 4 - 2,), 4 * n)
@@ -141,52 +134,29 @@ def x5_pad(n):
     sp.run("x5 " + lg(n), sets, lambda t: t + t + t + t + t, out, rows, True)
 
 
-def rowsum_params(n):
-    """hand r1_dyn with its own 32 bytes of parameters and with kfuse's (meta block, scratch: r1_meta)"""
-    L = 1024
-    M = n // L
-    sets = sp.rotate(lambda: (torch.rand(M, L, device=sp.dev) * 4 - 2,), 4 * n)
-    out = torch.empty(M, device=sp.dev)
-    x = lambda k: sp.ptr(sets[k][0].data_ptr())
-    args = lambda k: [x(k), sp.ptr(out.data_ptr()), sp.meta_of([n, M, L, L, 1, 1, 0, 0, 0]), sp.ptr(0)]
-    hargs = lambda k: [x(k), sp.ptr(out.data_ptr()), U32(M), U32(L), I64(L)]
-    rows = [("kfuse warp", sp.kf_launcher(sp.kernel("rowsum.cubin", "rowsum_k0_931aaf52_warp"), (M + 7) // 8, 256, args)),
-            ("hand r1_dyn", sp.kf_launcher(sp.kernel("rows.cubin", "r1_dyn"), M, 32, hargs)),
-            ("hand r1_meta", sp.kf_launcher(sp.kernel("rows.cubin", "r1_meta"), M, 32, args))]
-    sp.run("rowsum " + lg(n), sets, lambda t: t.sum(dim=1), out, rows, False)
+def first():
+    """call 1"""
+    rowsum(1 << 20, ["r8_static", "r1_static", "r8_static_cs", "r1_static_cs", "r8_dyn", "r8_dyn_w64", "r8_dyn_cs"])
+    rowsum(1 << 12, ["r8_static", "r1_static", "r8_dyn"])
+    x5(1 << 12)
+    discount(1 << 12)
+    dot(1 << 12)
+    dot(1 << 20)
 
 
+def sizes(f, exps, *more):
+    return lambda: [f(1 << e, *more) for e in exps]
+
+
+PROBES = {   # PROBE=...: the calls of the README, in order
+    "": first,
+    "blocks": sizes(rowsum_blocks, (12, 16, 20, 22, 24, 26, 28)),
+    "rowblock": sizes(rowblock, (12, 20, 22, 24)),
+    "dyn": sizes(rowsum, (20, 22), ["r1_static", "r1_dyn", "r1_dyn_w64", "r2_static", "r2_dyn", "r4_static",
+                                    "r8_static", "r8_dyn"]),
+    "new": sizes(rowsum_new, (12, 16, 20, 22, 24, 26, 28)),
+    "params": lambda: (x5_pad(1 << 12), x5_pad(1 << 20), sizes(rowsum_params, (12, 20, 22))()),
+    "b64": sizes(discount, (12, 16, 20, 22)),
+}
 print(torch.cuda.get_device_name(), torch.__version__, "rounds", sp.ROUNDS, "reps", sp.REPS)
-if os.environ.get("PROBE") == "blocks":
-    for e in (12, 16, 20, 22, 24, 26, 28):
-        rowsum_blocks(1 << e)
-    sys.exit(0)
-if os.environ.get("PROBE") == "b64":
-    for e in (12, 16, 20, 22):
-        discount(1 << e)
-    sys.exit(0)
-if os.environ.get("PROBE") == "params":
-    x5_pad(1 << 12)
-    x5_pad(1 << 20)
-    for e in (12, 20, 22):
-        rowsum_params(1 << e)
-    sys.exit(0)
-if os.environ.get("PROBE") == "new":
-    for e in (12, 16, 20, 22, 24, 26, 28):
-        rowsum_new(1 << e)
-    sys.exit(0)
-if os.environ.get("PROBE") == "dyn":
-    for e in (20, 22):
-        rowsum(1 << e, ["r1_static", "r1_dyn", "r1_dyn_w64", "r2_static", "r2_dyn", "r4_static", "r8_static", "r8_dyn"])
-    sys.exit(0)
-if os.environ.get("PROBE") == "rowblock":
-    for e in (12, 20, 22, 24):
-        rowblock(1 << e)
-    sys.exit(0)
-HAND = ["r8_static", "r1_static", "r8_static_cs", "r1_static_cs", "r8_dyn", "r8_dyn_w64", "r8_dyn_cs"]
-rowsum(1 << 20, HAND)
-rowsum(1 << 12, ["r8_static", "r1_static", "r8_dyn"])
-x5(1 << 12)
-discount(1 << 12)
-dot(1 << 12)
-dot(1 << 20)
+PROBES[os.environ.get("PROBE", "")]()
