@@ -744,7 +744,7 @@ static kf_cg_variant force_variant(const kf_cg_kabi *a, kf_cg_variant picked, in
         return picked;
     kf_cg_variant f = (kf_cg_variant)force;
     if (a->kind == KF_KERNEL_REDUCE)
-        return (f == KF_CG_SEQ || f == KF_CG_TILE || f == KF_CG_WARP) ? f : picked;
+        return (f == KF_CG_SEQ || f == KF_CG_TILE || f == KF_CG_WARP || f == KF_CG_WARPV) ? f : picked;
     if (f == KF_CG_B64)
         return a->bsplit ? f : picked;
     if (f == KF_CG_G64)
@@ -1340,25 +1340,50 @@ static void test_abi(void)
         /* warp: many outputs, 32 <= L <= 4096, the reduced dim contiguous in x */
         meta[1] = 4096;
         meta[2] = 1000;
-        kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);   /* a GPU: no cap */
-        CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARP && L.l[0].grid == 512 && L.scratch_bytes == 0);
-        CHECK(strcmp(L.l[0].entry + strlen(L.l[0].entry) - 5, "_warp") == 0);
+        kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);   /* a GPU: no cap; rows load as vectors: warpv */
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARPV && L.l[0].grid == 512 && L.scratch_bytes == 0);
+        CHECK(strcmp(L.l[0].entry + strlen(L.l[0].entry) - 6, "_warpv") == 0);
+        /* warp, with its element path, where a group is not one aligned
+         * vector: rows of a length not a multiple of 4, x at an odd
+         * offset, a row stride not a multiple of 4; warpv refuses them */
+        const int64_t *ok = meta;
+        int64_t bad[3][15];
+        for (int i = 0; i < 3; i++)
+            memcpy(bad[i], ok, sizeof bad[i]);
+        bad[0][2] = 1001;
+        bad[0][3] = 1001;
+        bad[1][11] = 1;
+        bad[2][3] = 1002;
+        for (int i = 0; i < 3; i++) {
+            kf_cg_launch_rule(a, bad[i], NULL, 16, true, 0, &L);
+            CHECK_MSG(L.n == 1 && L.l[0].variant == KF_CG_WARP && L.l[0].grid == 512, "layout %d", i);
+            kf_cg_launch_variant(a, bad[i], KF_CG_WARPV, 16, true, 0, &L);
+            CHECK_MSG(L.n == 0, "layout %d", i);
+        }
+        uint64_t odd[4] = { 0x1008, 0x2000, 0x3000, 0x4000 };   /* x 8 bytes past 16 */
+        CHECK(kf_cg_pick_variant(a, meta, odd) == KF_CG_WARP);
+        kf_cg_launch_rule(a, meta, odd, 16, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARP);
         kf_cg_launch_rule(a, meta, NULL, 16, false, 0, &L);   /* off a GPU: tile, the same bits, capped */
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_TILE && L.l[0].grid == 128 && L.scratch_bytes == 0);
         kf_cg_launch_variant(a, meta, KF_CG_WARP, 16, false, 0, &L);   /* no warp entry off a GPU */
         CHECK(L.n == 0);
         kf_cg_launch_variant(a, meta, KF_CG_WARP, 16, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARP && L.l[0].grid == 512);
+        kf_cg_launch_variant(a, meta, KF_CG_WARPV, 16, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARPV && L.l[0].grid == 512);
         /* warp runs its loop over outputs once (KF_ONE_PASS): past 8 *
          * (2^31 - 1) outputs no grid covers them, and tile runs instead */
         meta[1] = 8 * (int64_t)INT32_MAX;
         meta[2] = 32;
         kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);
-        CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARP && L.l[0].grid == INT32_MAX);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARPV && L.l[0].grid == INT32_MAX);
         meta[1] += 1;
         kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_TILE);
         kf_cg_launch_variant(a, meta, KF_CG_WARP, 16, true, 0, &L);
+        CHECK(L.n == 0);
+        kf_cg_launch_variant(a, meta, KF_CG_WARPV, 16, true, 0, &L);
         CHECK(L.n == 0);
         meta[1] = 4096;
         meta[2] = 1000;
@@ -1610,6 +1635,7 @@ static const runopt runs_full[] = {
     { 0, 0, KF_CG_TILE, false }, { 1, 3, KF_CG_WARP, false }, { 0, 0, KF_CG_B64, false }, { 0, 3, KF_CG_B64, false },
     { 0, 0, KF_CG_C64, true }, { 2, 0, KF_CG_S32, true },  { 0, 0, KF_CG_B64, true },  { 1, 0, -1, true },
     { 1, 2, KF_CG_G64, false }, { 2, 0, KF_CG_G64, true }, { 0, 3, KF_CG_H64, false }, { 0, 0, KF_CG_H64, true },
+    { 0, 2, KF_CG_WARPV, false },
 };
 static const runopt runs_random[] = {
     { 0, 0, -1, false },        { 0, 1, -1, false },        { 0, 3, KF_CG_S32, false },
@@ -1620,7 +1646,7 @@ static const runopt runs_random[] = {
 static const runopt runs_short[] = {
     { 0, 0, -1, false },        { 1, 3, KF_CG_S32, false }, { 2, 2, KF_CG_SEQ, false }, { 0, 1, KF_CG_TILE, false },
     { 1, 0, KF_CG_WARP, false }, { 0, 2, KF_CG_B64, false }, { 0, 0, KF_CG_C64, true },  { 0, 0, KF_CG_B64, true },
-    { 0, 0, KF_CG_G64, true }, { 0, 0, KF_CG_H64, true }, { 0, 0, KF_CG_WARP, true },
+    { 0, 0, KF_CG_G64, true }, { 0, 0, KF_CG_H64, true }, { 0, 0, KF_CG_WARP, true }, { 0, 0, KF_CG_WARPV, true },
 };
 /* b64 at a size with more than one chunk: one pass, grid-stride, and the
  * launch rule's pick to compare with */

@@ -885,7 +885,7 @@ static void test_emit(void)
                 snprintf(def, sizeof def, "@%s(", name);          /* a function */
                 snprintf(alias, sizeof alias, "@%s = alias", name); /* c32, s32 */
                 bool there = strstr(kf_sb_str(&a), def) || strstr(kf_sb_str(&a), alias);
-                if (v == KF_CG_WARP || v == KF_CG_G64 || v == KF_CG_H64)   /* GPU variants, never picked off a GPU */
+                if (v == KF_CG_WARP || v == KF_CG_WARPV || v == KF_CG_G64 || v == KF_CG_H64)   /* GPU variants, never picked off a GPU */
                     CHECK_MSG(!there, "entry point %s on the CPU", name);
                 else if (name[0])
                     CHECK_MSG(there, "no entry point %s", name);

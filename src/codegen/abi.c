@@ -13,7 +13,7 @@
 #include <xxhash.h>
 
 static const char *const variant_names[KF_CG_VARIANT_COUNT] = { "c32", "c64", "s32", "s64", "b64", "g64", "h64",
-                                                                    "seq", "tile", "comb", "warp" };
+                                                                    "seq", "tile", "comb", "warp", "warpv" };
 
 const char *kf_cg_variant_name(kf_cg_variant v)
 {
@@ -503,6 +503,9 @@ kf_status kf_cg_kernel_abi(const kf_plan *p, int k, kf_cg_kabi *a, char *err, si
         if (isarg && ki.bcast_lead[b])
             f |= KF_CG_BUF_LEAD;
         a->buf_flags[b] = f;
+        for (int d = 0; isarg && ki.arg_ew[b] && d < ki.R; d++)
+            if (!kf_cg_dim_bcast(&ki, x, d))
+                a->arg_dims[b] |= (uint8_t)(1u << d);
         if (!isarg && kf_ir_op((kf_op)x->op)->kind == KF_KIND_REDUCE) {
             kf_dtype t = (kf_dtype)g->nodes[x->args[0]].dtype;
             a->red_val[b - kk->nargs] = (uint8_t)kf_cg_red_acc_size((kf_op)x->op, t);
@@ -541,7 +544,7 @@ void kf_cg_entry_name(const kf_cg_kabi *a, kf_cg_variant v, char *buf, size_t le
 {
     if (!len)
         return;
-    bool ew = v <= KF_CG_H64, red = v >= KF_CG_SEQ && v <= KF_CG_WARP;
+    bool ew = v <= KF_CG_H64, red = v >= KF_CG_SEQ && v <= KF_CG_WARPV;
     if ((v == KF_CG_C32 && !a->has_c32) || (v == KF_CG_S32 && !a->has_s32) || (v == KF_CG_B64 && !a->bsplit) ||
         (v == KF_CG_G64 && !a->has_g64) || (v == KF_CG_H64 && !a->has_h64))
         ew = false;
@@ -676,6 +679,33 @@ static bool red_contiguous(const kf_cg_kabi *a, const int64_t *meta)
         int64_t s = meta[1 + R + b * R + d];
         if ((a->buf_flags[b] & KF_CG_BUF_EW) && (s < -1 || s > 1))
             return false;
+    }
+    return true;
+}
+
+/* Does a reduction's gvec hold for this call (emit.c, vec_decl: every
+ * group of KF_CG_RED_GROUP reduced elements one aligned vector load of
+ * each arg read at the point)?  Pointers are kfuse's allocations, aligned
+ * beyond 16 bytes: the element offsets decide (addrs: see
+ * kf_cg_pick_variant). */
+static bool red_gvec(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs)
+{
+    int R = a->rank, nb = a->nargs + a->nouts, rd = R - 1, G = KF_CG_RED_GROUP;
+    while (rd >= 0 && !(a->axes & (1u << rd)))
+        rd--;
+    if (rd < 0 || meta[1 + rd] % G != 0)
+        return false;
+    for (int b = 0; b < a->nargs; b++) {
+        if (!(a->buf_flags[b] & KF_CG_BUF_EW) || (a->buf_flags[b] & KF_CG_BUF_BCAST) || !(a->arg_dims[b] & (1u << rd)))
+            continue;   /* not read at the point, or read once per group */
+        const int64_t *st = meta + 1 + R + b * R;
+        int64_t s = a->buf_size[b], bytes = G * s < KF_CG_VEC_BYTES ? G * s : KF_CG_VEC_BYTES;
+        uint64_t addr = (addrs ? addrs[b] : 0) + (uint64_t)meta[1 + R + nb * R + b] * (uint64_t)s;
+        if (st[rd] != 1 || addr % (uint64_t)bytes != 0)
+            return false;
+        for (int d = 0; d < R; d++)
+            if (d != rd && (a->arg_dims[b] & (1u << d)) && meta[1 + d] != 1 && st[d] % (bytes / s) != 0)
+                return false;
     }
     return true;
 }
@@ -816,7 +846,7 @@ static uint64_t ew_width(const kf_cg_kabi *a, kf_cg_variant v)
 }
 
 /* kf_cg_launch_variant for a v whose layout conditions the caller has
- * checked (b64_fits for b64). */
+ * checked (b64_fits for b64, red_gvec for warpv). */
 static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int compute_units, bool gpu,
                      uint32_t grid_override, kf_cg_launches *out)
 {
@@ -838,13 +868,14 @@ static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, 
     } else {
         uint64_t M, L;
         red_sizes(a, meta, &M, &L);
-        if (M == 0 || (v != KF_CG_SEQ && v != KF_CG_TILE && v != KF_CG_WARP) ||
-            (v == KF_CG_WARP && (L > KF_CG_TILE_ELEMS || !gpu || !warp_covers(M))))   /* KF_ONE_PASS: a covering grid */
+        bool warp = v == KF_CG_WARP || v == KF_CG_WARPV;
+        if (M == 0 || (v != KF_CG_SEQ && v != KF_CG_TILE && !warp) ||
+            (warp && (L > KF_CG_TILE_ELEMS || !gpu || !warp_covers(M))))   /* KF_ONE_PASS: a covering grid */
             return;
         out->n = 1;
         if (v == KF_CG_SEQ) {
             out->l[0] = (kf_cg_launch){ v, "", grid_for(M, KF_CG_BLOCK, compute_units, true, grid_override), KF_CG_BLOCK };
-        } else if (v == KF_CG_WARP) {
+        } else if (warp) {
             uint32_t grid = grid_for(M, WARP_OUTPUTS_PER_BLOCK, compute_units, !gpu, grid_override);
             out->l[0] = (kf_cg_launch){ v, "", grid, KF_CG_BLOCK };
         } else {
@@ -881,7 +912,7 @@ static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, 
 void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int compute_units, bool gpu,
                           uint32_t grid_override, kf_cg_launches *out)
 {
-    if (v == KF_CG_B64 && !b64_fits(a, meta, NULL))
+    if ((v == KF_CG_B64 && !b64_fits(a, meta, NULL)) || (v == KF_CG_WARPV && !red_gvec(a, meta, NULL)))
         memset(out, 0, sizeof *out);
     else
         launches(a, meta, v, compute_units, gpu, grid_override, out);
@@ -961,6 +992,8 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
         red_sizes(a, meta, &M, &L);
         if (!gpu || !warp_covers(M))
             v = KF_CG_TILE;
+        else if (red_gvec(a, meta, addrs))   /* the vector path alone (codegen.h, "warpv") */
+            v = KF_CG_WARPV;
     }
     if (gpu && (v == KF_CG_S32 || v == KF_CG_S64) && b64_fits(a, meta, addrs))
         v = KF_CG_B64;

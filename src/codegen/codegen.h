@@ -12,7 +12,7 @@
  * where <hash8> is 8 lowercase hex digits of a structural hash of the kernel
  * (ops, dtypes, shapes, operands; never names) and <variant> is one of
  *     EW kernels:     c32 c64 s32 s64 b64 g64
- *     REDUCE kernels: seq tile comb warp
+ *     REDUCE kernels: seq tile comb warp warpv
  * kf_cg_entry_name gives the name.  Every entry point is launched with a 1-D
  * grid of blocks of exactly KF_CG_BLOCK threads (OpenCL: local size
  * KF_CG_BLOCK, global size grid * KF_CG_BLOCK) and loops grid-stride, so any
@@ -85,7 +85,10 @@
  * output's last chunk (counted in scratch) combines them in comb's order;
  * comb = pass 2 off a GPU (GPU code has no comb), one block per output
  * combining its chunks; warp = one 32-thread group per output (reduced
- * length <= KF_CG_TILE_ELEMS, GPUs only), the same bits as tile.  Which is used
+ * length <= KF_CG_TILE_ELEMS, GPUs only), the same bits as tile; warpv =
+ * warp for a call whose groups of reduced elements load as vectors (gvec,
+ * checked on the host: kf_cg_launch_rule), without warp's test of it and
+ * its element-by-element path.  Which is used
  * depends on the shape and on whether the reduced dim is contiguous in the
  * inputs (seq or warp); the combining order depends only on the variant
  * and the shape: results are bitwise identical for every grid size, every
@@ -129,7 +132,7 @@ typedef struct kf_cg_caps {
 
 typedef enum kf_cg_variant {
     KF_CG_C32, KF_CG_C64, KF_CG_S32, KF_CG_S64, KF_CG_B64, KF_CG_G64, KF_CG_H64, /* EW kernels */
-    KF_CG_SEQ, KF_CG_TILE, KF_CG_COMB, KF_CG_WARP,/* REDUCE kernels */
+    KF_CG_SEQ, KF_CG_TILE, KF_CG_COMB, KF_CG_WARP, KF_CG_WARPV, /* REDUCE kernels */
     KF_CG_VARIANT_COUNT
 } kf_cg_variant;
 
@@ -211,6 +214,8 @@ typedef struct kf_cg_kabi {
     char prefix[KF_CG_NAME_MAX - 8];   /* "<graph>_k<k>_<hash8>" */
     uint8_t buf_size[KF_CG_MAX_BUFS];  /* element bytes of buffer b (args then outs) */
     uint8_t buf_flags[KF_CG_MAX_BUFS]; /* KF_CG_BUF_* */
+    uint8_t arg_dims[KF_CG_MAX_BUFS];  /* per arg read at the point: bit d set where it has iteration dim d
+                                        * (not statically broadcast on it) */
     uint8_t red_val[KF_CG_MAX_BUFS];   /* REDUCE: per out, accumulator bytes (0: not a reduction) */
     bool red_idx[KF_CG_MAX_BUFS];      /* REDUCE: per out, an argmin/argmax (partials carry an i64 index) */
     char entry[KF_CG_VARIANT_COUNT][KF_CG_NAME_MAX]; /* kf_cg_entry_name of each variant, made once */

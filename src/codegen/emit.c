@@ -804,6 +804,7 @@ static const char *const variant_doc[KF_CG_VARIANT_COUNT] = {
     "pass 1: one block per (output, chunk of tiles); final when one chunk, else partials to scratch",
     "pass 2: one block per output combines its chunks from scratch",
     "one 32-thread group per output (at most one tile), the tile variant's order",
+    "warp for a call whose groups load as vectors (gvec: the launch rule checks it)",
 };
 
 static void entry_head(E *e, kf_cg_variant v)
@@ -2407,8 +2408,12 @@ static void lane_reduce(E *e)
  * the whole block (barriers of lane_reduce), once under KF_ONE_PASS (the
  * launch rule's GPU grid covers the outputs).  Reduced indices and dims
  * are 32-bit (L <= KF_CG_TILE_ELEMS); whole rounds of 1024 elements load
- * without guards, the last part of a row with them. */
-static void emit_red_warp(E *e)
+ * without guards, the last part of a row with them.  warpv (vec_only) is
+ * the vector path alone, for calls where the launch rule found gvec true:
+ * half the instructions (192 against 414), and rowsum of [1024, 1024] and
+ * [4096, 1024] f32 on an H100 1.0% and 1.3% faster than warp in one
+ * process (bench/results/h100-2026-11-27-s17-analysis.md). */
+static void emit_red_warp(E *e, bool vec_only)
 {
     const kf_cg_kinfo *ki = e->ki;
     const kf_kernel *k = ki->k;
@@ -2416,13 +2421,16 @@ static void emit_red_warp(E *e)
     ix t = ix_of(e, true), t32 = ix_of(e, false);
     const int W = KF_CG_WARP_LANES, V = KF_CG_BLOCK / KF_CG_WARP_LANES, G = KF_CG_BLOCK / KF_CG_WARP_LANES;
     const int RG = KF_CG_RED_GROUP, round = KF_CG_BLOCK * RG;
-    entry_head(e, KF_CG_WARP);
+    entry_head(e, vec_only ? KF_CG_WARPV : KF_CG_WARP);
     if (!sp->shfl_down)
         shared_decl(e);
     red_prologue(e, t, t32, true);
-    bool vec = red_inner(e) >= 0;
-    if (vec)
+    bool vec = red_inner(e) >= 0, elems = !vec_only || !vec;   /* the paths it has */
+    if (vec && elems)
         vec_decl(e);
+    for (int b = 0; vec && !elems && b < k->nargs; b++)
+        if (point_arg(e, b) && buf_dim(e, b, red_inner(e)))
+            P("    (void)st%d_%d; /* 1: gvec */\n", b, red_inner(e));
     use(e, H_NEXT);
     P("    const %s lid = (%s)%s, lane = lid %% %d;\n", t32.IX, t32.IX, sp->lid, W);
     P("    for (%s ob = (%s)%s * %d; ob < M; ob = KF_NEXT(ob, (%s)%s * %d, M)) {\n", t.IX, t.IX, sp->bid, G, t.IX,
@@ -2453,7 +2461,7 @@ static void emit_red_warp(E *e)
      * element by element (the slots unrolled, the elements of a group not) */
     P("        if (o < M) {\n");
     if (vec) {
-        P("            if (gvec) {\n");
+        P(elems ? "            if (gvec) {\n" : "            {\n");
         P("                %s base = 0;\n", t32.IX);
         P("                for (; base + %d <= L; base += %d) {\n", round, round);
         red_vbatches(e, t32, V, W, "lane", NULL, true, "                    ");
@@ -2461,17 +2469,19 @@ static void emit_red_warp(E *e)
         red_vbatches(e, t32, V, W, "lane", "L", true, "                    ");
         P("                }\n");
     }
-    P(vec ? "            } else {\n" : "            {\n");
-    P("                for (%s base = 0; base < L; base += %d) {\n", t32.IX, round);
-    pragma(e, e->unroll);
-    P("                    for (int vt = 0; vt < %d; vt++) {\n", V);
-    P("                        const %s gi = base + ((%s)vt * %d + lane) * %d;\n", t32.IX, t32.IX, W, RG);
-    pragma(e, sp->no_unroll);
-    P("                        for (int l = 0; l < %d; l++) {\n", RG);
-    P("                            const %s ri = gi + (%s)l;\n", t32.IX, t32.IX);
-    P("                            if (ri < L) {\n");
-    red_point(e, t32, "ri", "vt", "                                ");
-    P("                            }\n                        }\n                    }\n                }\n");
+    if (elems) {
+        P(vec ? "            } else {\n" : "            {\n");
+        P("                for (%s base = 0; base < L; base += %d) {\n", t32.IX, round);
+        pragma(e, e->unroll);
+        P("                    for (int vt = 0; vt < %d; vt++) {\n", V);
+        P("                        const %s gi = base + ((%s)vt * %d + lane) * %d;\n", t32.IX, t32.IX, W, RG);
+        pragma(e, sp->no_unroll);
+        P("                        for (int l = 0; l < %d; l++) {\n", RG);
+        P("                            const %s ri = gi + (%s)l;\n", t32.IX, t32.IX);
+        P("                            if (ri < L) {\n");
+        red_point(e, t32, "ri", "vt", "                                ");
+        P("                            }\n                        }\n                    }\n                }\n");
+    }
     P("            }\n        }\n");
     for (int j = 0; j < k->nouts; j++) {
         if (!is_red(e, k->outs[j]))
@@ -2547,8 +2557,10 @@ static void emit_kernel(E *e)
     } else {
         emit_red_seq(e);
         emit_red_tile(e);
-        if (e->gpu)   /* off a GPU the launch rule runs tile instead (same bits) */
-            emit_red_warp(e);
+        if (e->gpu) {   /* off a GPU the launch rule runs tile instead (same bits) */
+            emit_red_warp(e, false);
+            emit_red_warp(e, true);
+        }
         else          /* a GPU's tile combines the partials itself */
             emit_red_comb(e);
     }

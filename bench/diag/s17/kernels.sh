@@ -26,6 +26,13 @@ test "$(grep -c __ldcs "$out/rowsum_cs.cu")" -eq 2
 sed 's|(unsigned long long)blockIdx.x \* 8|(unsigned long long)blockIdx.x * (blockDim.x / 32)|; s|(unsigned long long)gridDim.x \* 8|(unsigned long long)gridDim.x * (blockDim.x / 32)|' \
     "$out/rowsum_old.cu" > "$out/rowsum_rb.cu"
 test "$(grep -o 'blockDim.x / 32' "$out/rowsum_rb.cu" | wc -l)" -eq 2
+# rowsum_ng.cu: rowsum_old.cu without its layout test (gvec = 1: valid for
+# the probe's contiguous rows); rowsum_rb32.cu: rowsum_rb.cu built for
+# blocks of at most 32 threads
+perl -0pe 's/const int gvec = d1 % 4 == 0 &&\n[^;]*;/const int gvec = 1;/' "$out/rowsum_old.cu" > "$out/rowsum_ng.cu"
+test "$(grep -c 'const int gvec = 1;' "$out/rowsum_ng.cu")" -eq 1
+sed 's/__launch_bounds__(256)/__launch_bounds__(32)/' "$out/rowsum_rb.cu" > "$out/rowsum_rb32.cu"
+test "$(grep -c '__launch_bounds__(32)' "$out/rowsum_rb32.cu")" -eq 1
 # discount_1c.cu: b64 whose call fits one chunk (nblk <= CT) skips the chunk divide
 sed 's|const unsigned int c = (unsigned int)w / CT, r|const unsigned int c = nblk <= CT ? 0u : (unsigned int)w / CT, r|' \
     "$out/discount.cu" > "$out/discount_1c.cu"

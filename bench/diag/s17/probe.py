@@ -79,6 +79,26 @@ def rowsum_params(n):
                                     ("hand r1_meta", hand("r1_meta", M, 1, a))])
 
 
+def rowsum_pre(n):
+    """24f935e's warp without its layout test (rowsum_ng.cu), and at one row a block built for blocks of 32
+    (rowsum_rb32.cu), against 24f935e's and hand r1_dyn"""
+    rowsum_case(n, lambda M, a, h: [("kfuse warp", warp("rowsum_old.cubin", M, 8, a)),
+                                    ("warp, gvec = 1", warp("rowsum_ng.cubin", M, 8, a)),
+                                    ("warp 1 row/blk, bounds 32", warp("rowsum_rb32.cubin", M, 1, a)),
+                                    ("warp 1 row/blk, bounds 256", warp("rowsum_rb.cubin", M, 1, a)),
+                                    ("hand r1_dyn", hand("r1_dyn", M, 1, h))])
+
+
+def rowsum_warpv(n):
+    """kfuse's warpv (the vector path alone, from rowsum.cu) against its warp, 24f935e's warp without its
+    layout test (rowsum_ng.cu) and hand r1_dyn"""
+    vfn = sp.kernel("rowsum.cubin", "rowsum_k0_931aaf52_warpv")
+    rowsum_case(n, lambda M, a, h: [("kfuse warp", warp("rowsum.cubin", M, 8, a)),
+                                    ("kfuse warpv", sp.kf_launcher(vfn, (M + 7) // 8, 256, a)),
+                                    ("warp, gvec = 1", warp("rowsum_ng.cubin", M, 8, a)),
+                                    ("hand r1_dyn", hand("r1_dyn", M, 1, h))])
+
+
 def x5(n):
     sets = sp.rotate(lambda: (torch.rand(n, device=sp.dev) * 4 - 2,), 4 * n)
     out = torch.empty(n, device=sp.dev)
@@ -157,6 +177,8 @@ PROBES = {   # PROBE=...: the calls of the README, in order
     "new": sizes(rowsum_new, (12, 16, 20, 22, 24, 26, 28)),
     "params": lambda: (x5_pad(1 << 12), x5_pad(1 << 20), sizes(rowsum_params, (12, 20, 22))()),
     "b64": sizes(discount, (12, 16, 20, 22)),
+    "pre": sizes(rowsum_pre, (12, 20, 22)),
+    "warpv": sizes(rowsum_warpv, (12, 20, 22, 24, 26)),
 }
 print(torch.cuda.get_device_name(), torch.__version__, "rounds", sp.ROUNDS, "reps", sp.REPS)
 PROBES[os.environ.get("PROBE", "")]()
