@@ -1345,16 +1345,18 @@ static void test_abi(void)
         CHECK(strcmp(L.l[0].entry + strlen(L.l[0].entry) - 6, "_warpv") == 0);
         /* warp, with its element path, where a group is not one aligned
          * vector: rows of a length not a multiple of 4, x at an odd
-         * offset, a row stride not a multiple of 4; warpv refuses them */
+         * offset, a row stride not a multiple of 4, each row one element
+         * repeated (stride 0); warpv refuses them */
         const int64_t *ok = meta;
-        int64_t bad[3][15];
-        for (int i = 0; i < 3; i++)
+        int64_t bad[4][15];
+        for (int i = 0; i < 4; i++)
             memcpy(bad[i], ok, sizeof bad[i]);
         bad[0][2] = 1001;
         bad[0][3] = 1001;
         bad[1][11] = 1;
         bad[2][3] = 1002;
-        for (int i = 0; i < 3; i++) {
+        bad[3][4] = 0;
+        for (int i = 0; i < 4; i++) {
             kf_cg_launch_rule(a, bad[i], NULL, 16, true, 0, &L);
             CHECK_MSG(L.n == 1 && L.l[0].variant == KF_CG_WARP && L.l[0].grid == 512, "layout %d", i);
             kf_cg_launch_variant(a, bad[i], KF_CG_WARPV, 16, true, 0, &L);
