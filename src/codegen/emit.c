@@ -2560,9 +2560,9 @@ static void emit_kernel(E *e)
         if (e->gpu) {   /* off a GPU the launch rule runs tile instead (same bits) */
             emit_red_warp(e, false);
             emit_red_warp(e, true);
-        }
-        else          /* a GPU's tile combines the partials itself */
+        } else {        /* a GPU's tile combines the partials itself */
             emit_red_comb(e);
+        }
     }
 }
 
