@@ -1637,7 +1637,6 @@ static const runopt runs_full[] = {
     { 0, 0, KF_CG_TILE, false }, { 1, 3, KF_CG_WARP, false }, { 0, 0, KF_CG_B64, false }, { 0, 3, KF_CG_B64, false },
     { 0, 0, KF_CG_C64, true }, { 2, 0, KF_CG_S32, true },  { 0, 0, KF_CG_B64, true },  { 1, 0, -1, true },
     { 1, 2, KF_CG_G64, false }, { 2, 0, KF_CG_G64, true }, { 0, 3, KF_CG_H64, false }, { 0, 0, KF_CG_H64, true },
-    { 0, 2, KF_CG_WARPV, false },
 };
 static const runopt runs_random[] = {
     { 0, 0, -1, false },        { 0, 1, -1, false },        { 0, 3, KF_CG_S32, false },
@@ -1648,7 +1647,7 @@ static const runopt runs_random[] = {
 static const runopt runs_short[] = {
     { 0, 0, -1, false },        { 1, 3, KF_CG_S32, false }, { 2, 2, KF_CG_SEQ, false }, { 0, 1, KF_CG_TILE, false },
     { 1, 0, KF_CG_WARP, false }, { 0, 2, KF_CG_B64, false }, { 0, 0, KF_CG_C64, true },  { 0, 0, KF_CG_B64, true },
-    { 0, 0, KF_CG_G64, true }, { 0, 0, KF_CG_H64, true }, { 0, 0, KF_CG_WARP, true }, { 0, 0, KF_CG_WARPV, true },
+    { 0, 0, KF_CG_G64, true }, { 0, 0, KF_CG_H64, true }, { 0, 0, KF_CG_WARP, true },
 };
 /* b64 at a size with more than one chunk: one pass, grid-stride, and the
  * launch rule's pick to compare with */
