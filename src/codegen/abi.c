@@ -683,6 +683,15 @@ static bool red_contiguous(const kf_cg_kabi *a, const int64_t *meta)
     return true;
 }
 
+/* Is buffer b's element [0...] aligned to bytes (addrs: see
+ * kf_cg_pick_variant)? */
+static bool vec_aligned(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int b, uint64_t bytes)
+{
+    int R = a->rank, nb = a->nargs + a->nouts;
+    uint64_t addr = (addrs ? addrs[b] : 0) + (uint64_t)meta[1 + R + nb * R + b] * a->buf_size[b];
+    return addr % bytes == 0;
+}
+
 /* Does a reduction's gvec hold for this call (emit.c, vec_decl: every
  * group of KF_CG_RED_GROUP reduced elements one aligned vector load of
  * each arg read at the point)?  Pointers are kfuse's allocations, aligned
@@ -690,7 +699,7 @@ static bool red_contiguous(const kf_cg_kabi *a, const int64_t *meta)
  * kf_cg_pick_variant). */
 static bool red_gvec(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs)
 {
-    int R = a->rank, nb = a->nargs + a->nouts, rd = R - 1, G = KF_CG_RED_GROUP;
+    int R = a->rank, rd = R - 1, G = KF_CG_RED_GROUP;
     while (rd >= 0 && !(a->axes & (1u << rd)))
         rd--;
     if (rd < 0 || meta[1 + rd] % G != 0)
@@ -700,8 +709,7 @@ static bool red_gvec(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *a
             continue;   /* not read at the point, or read once per group */
         const int64_t *st = meta + 1 + R + b * R;
         int64_t s = a->buf_size[b], bytes = G * s < KF_CG_VEC_BYTES ? G * s : KF_CG_VEC_BYTES;
-        uint64_t addr = (addrs ? addrs[b] : 0) + (uint64_t)meta[1 + R + nb * R + b] * (uint64_t)s;
-        if (st[rd] != 1 || addr % (uint64_t)bytes != 0)
+        if (st[rd] != 1 || !vec_aligned(a, meta, addrs, b, (uint64_t)bytes))
             return false;
         for (int d = 0; d < R; d++)
             if (d != rd && (a->arg_dims[b] & (1u << d)) && meta[1 + d] != 1 && st[d] % (bytes / s) != 0)
@@ -723,15 +731,6 @@ static bool row_major(const kf_cg_kabi *a, const int64_t *meta, int b, int zero_
         c *= shape[d];
     }
     return true;
-}
-
-/* Is buffer b's element [0...] 16-byte aligned (addrs: see
- * kf_cg_pick_variant)? */
-static bool vec_aligned(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int b)
-{
-    int R = a->rank, nb = a->nargs + a->nouts;
-    uint64_t addr = (addrs ? addrs[b] : 0) + (uint64_t)meta[1 + R + nb * R + b] * a->buf_size[b];
-    return addr % KF_CG_VEC_BYTES == 0;
 }
 
 kf_cg_variant kf_cg_pick_variant(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs)
@@ -762,7 +761,8 @@ kf_cg_variant kf_cg_pick_variant(const kf_cg_kabi *a, const int64_t *meta, const
             }
         }
         /* a buffer broadcast on every dim is read once, before the loop */
-        if (!(a->buf_flags[b] & KF_CG_BUF_BCAST) && (!row_major(a, meta, b, 0) || !vec_aligned(a, meta, addrs, b)))
+        if (!(a->buf_flags[b] & KF_CG_BUF_BCAST) &&
+            (!row_major(a, meta, b, 0) || !vec_aligned(a, meta, addrs, b, KF_CG_VEC_BYTES)))
             contig = false;
     }
     if (contig)
@@ -832,7 +832,7 @@ static bool b64_fits(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *a
         uint8_t f = a->buf_flags[b];
         if (!(f & KF_CG_BUF_EW) || (f & KF_CG_BUF_BCAST))
             continue;
-        if (!row_major(a, meta, b, (f & KF_CG_BUF_LEAD) ? a->bsplit : 0) || !vec_aligned(a, meta, addrs, b))
+        if (!row_major(a, meta, b, (f & KF_CG_BUF_LEAD) ? a->bsplit : 0) || !vec_aligned(a, meta, addrs, b, KF_CG_VEC_BYTES))
             return false;
     }
     return true;
