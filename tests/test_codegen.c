@@ -1309,16 +1309,20 @@ static void test_abi(void)
         CHECK(!a->red_idx[0] && a->red_idx[1] && !a->red_idx[2]);
         int64_t sym[2];
         for (int i = 0; i < c->pl.plan->g->nsyms; i++)
-            sym[i] = strcmp(c->pl.plan->g->syms[i], "m") == 0 ? 3 : 5000;
+            sym[i] = strcmp(c->pl.plan->g->syms[i], "m") == 0 ? 3 : 20000;
         CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, NULL, meta, err, sizeof err), KF_OK);
-        int64_t want[15] = { 15000, 3, 5000, 5000, 1, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0 };
+        int64_t want[15] = { 60000, 3, 20000, 20000, 1, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0 };
         CHECK(a->meta_count == 15 && memcmp(meta, want, sizeof want) == 0);
-        kf_cg_launch_rule(a, meta, NULL, 0, false, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 0, false, 0, &L);   /* 5 chunks of a tile per row */
         CHECK(L.n == 2 && L.l[0].variant == KF_CG_TILE && L.l[1].variant == KF_CG_COMB);
-        CHECK(L.l[0].grid == 6 && L.l[1].grid == 3 && L.scratch_bytes == 32 + 32 + 48 + 32);
+        CHECK(L.l[0].grid == 15 && L.l[1].grid == 3 && L.scratch_bytes == 64 + 64 + 128 + 64);
         kf_cg_launch_rule(a, meta, NULL, 0, true, 0, &L);   /* a GPU: tile combines, counters first */
-        CHECK(L.n == 1 && L.l[0].variant == KF_CG_TILE && L.l[0].grid == 6);
-        CHECK(L.scratch_bytes == KF_CG_COUNTER_BYTES + 32 + 32 + 48 + 32);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_TILE && L.l[0].grid == 15);
+        CHECK(L.scratch_bytes == KF_CG_COUNTER_BYTES + 64 + 64 + 128 + 64);
+        meta[2] = meta[3] = 8192;   /* rows of 2 tiles: one chunk each, no scratch */
+        kf_cg_launch_rule(a, meta, NULL, 0, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_TILE && L.l[0].grid == 3 && L.scratch_bytes == 0);
+        meta[2] = meta[3] = 20000;
         kf_cg_launch_variant(a, meta, KF_CG_SEQ, 0, false, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_SEQ && L.l[0].grid == 1 && L.scratch_bytes == 0);
         meta[2] = 64;
@@ -1428,8 +1432,22 @@ static void test_abi(void)
         CHECK(nc == 2048 && ce == 32 * 4096);
         kf_cg_red_chunks(1, 4096, &nc, &ce);
         CHECK(nc == 1 && ce == 4096);
-        kf_cg_red_chunks(3, 5000, &nc, &ce);
-        CHECK(nc == 2 && ce == 4096);
+        kf_cg_red_chunks(3, 20000, &nc, &ce);   /* 5 tiles: a chunk each */
+        CHECK(nc == 5 && ce == 4096);
+        kf_cg_red_chunks(3, 8192, &nc, &ce);   /* at most KF_CG_CHUNK_WHOLE tiles: one chunk */
+        CHECK(nc == 1 && ce == 8192);
+        kf_cg_red_chunks(1, 8193, &nc, &ce);
+        CHECK(nc == 3 && ce == 4096);
+        kf_cg_red_chunks(127, 16384, &nc, &ce);
+        CHECK(nc == 4 && ce == 4096);
+        kf_cg_red_chunks(128, 16384, &nc, &ce);
+        CHECK(nc == 1 && ce == 16384);
+        kf_cg_red_chunks(127, 16 * 4096, &nc, &ce);   /* few outputs: a tile a chunk */
+        CHECK(nc == 16 && ce == 4096);
+        kf_cg_red_chunks(128, 16 * 4096, &nc, &ce);   /* many: KF_CG_CHUNK_MIN tiles a chunk */
+        CHECK(nc == 4 && ce == 4 * 4096);
+        kf_cg_red_chunks(128, 256 * 4096, &nc, &ce);   /* the target gives more */
+        CHECK(nc == 16 && ce == 16 * 4096);
         kf_cg_red_chunks(5, 0, &nc, &ce);
         CHECK(nc == 1 && ce == 4096);
         kf_cg_red_chunks(2048, 100000, &nc, &ce);

@@ -661,6 +661,9 @@ void kf_cg_red_chunks(uint64_t M, uint64_t L, uint64_t *nchunks, uint64_t *chunk
     uint64_t want = M >= KF_CG_CHUNK_TARGET ? 1 : (KF_CG_CHUNK_TARGET + M - 1) / (M ? M : 1);
     uint64_t n = ntiles < want ? ntiles : want;
     uint64_t per = (ntiles + n - 1) / n;   /* tiles per chunk */
+    uint64_t least = ntiles < KF_CG_CHUNK_MIN ? ntiles : KF_CG_CHUNK_MIN;
+    if ((ntiles <= KF_CG_CHUNK_WHOLE || M >= KF_CG_CHUNK_MIN_M) && per < least)
+        per = least;   /* combining chunks costs more than a few tiles in turn (codegen.md, Chunks) */
     *nchunks = (ntiles + per - 1) / per;
     *chunk_elems = per * KF_CG_TILE_ELEMS;
 }

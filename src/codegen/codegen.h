@@ -151,6 +151,9 @@ enum {
     KF_CG_WARP_SHORT = 1024,  /* ... or at least this many when L is at most this too, */
     KF_CG_WARP_SMALL = 65536, /* ... or M * L at most this with KF_CG_SEQ_MAX < L <= KF_CG_WARP_SHORT */
     KF_CG_CHUNK_TARGET = 2048,/* tile: about this many (output, chunk) blocks when an output has several tiles */
+    KF_CG_CHUNK_WHOLE = 2,    /* tile: an output of at most this many tiles is one chunk, and with at least */
+    KF_CG_CHUNK_MIN_M = 128,  /* this many outputs a chunk has at least KF_CG_CHUNK_MIN tiles (or the whole */
+    KF_CG_CHUNK_MIN = 4,      /* output) */
     KF_CG_COUNTER_BYTES = 4 * KF_CG_CHUNK_TARGET, /* GPU tile: scratch's first bytes, a 32-bit count of finished
                                                    * chunks per output (an output has several chunks only when
                                                    * M < KF_CG_CHUNK_TARGET) */
@@ -305,7 +308,9 @@ bool kf_cg_warp_sizes(uint64_t M, uint64_t L);
  * ntiles = max(1, ceil(L / KF_CG_TILE_ELEMS)); about
  * min(ntiles, ceil(KF_CG_CHUNK_TARGET / M)) chunks of equal whole tiles per
  * output (*nchunks), *chunk_elems reduced elements each (the last may be
- * short).  A function of (M, L) only; the kernels compute the same. */
+ * short), but one chunk when ntiles <= KF_CG_CHUNK_WHOLE, and chunks of at
+ * least min(ntiles, KF_CG_CHUNK_MIN) tiles when M >= KF_CG_CHUNK_MIN_M.  A
+ * function of (M, L) only; the kernels compute the same. */
 void kf_cg_red_chunks(uint64_t M, uint64_t L, uint64_t *nchunks, uint64_t *chunk_elems);
 
 #endif /* KF_CODEGEN_H */

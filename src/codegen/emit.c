@@ -2011,6 +2011,9 @@ static void chunks_decl(E *e, ix t, bool elems)
     P("        const %s want = M >= %d ? 1 : (%d + M - 1) / (M ? M : 1);\n", t.IX, KF_CG_CHUNK_TARGET,
       KF_CG_CHUNK_TARGET);
     P("        if (ntiles > want)\n            per = (ntiles + want - 1) / want;\n    }\n");
+    P("    const %s least = ntiles < %d ? ntiles : %d;\n", t.IX, KF_CG_CHUNK_MIN, KF_CG_CHUNK_MIN);
+    P("    if ((ntiles <= %d || M >= %d) && per < least)\n        per = least;\n", KF_CG_CHUNK_WHOLE,
+      KF_CG_CHUNK_MIN_M);
     P("    const %s nchunks = per == 1 ? ntiles : (ntiles + per - 1) / per; /* per output */\n", t.IX);
     if (elems)
         P("    const %s ce = per * %d; /* reduced elements per chunk */\n", t.IX, KF_CG_TILE_ELEMS);

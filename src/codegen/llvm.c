@@ -1855,6 +1855,9 @@ static void red_chunks(L *l, LLVMValueRef M, LLVMValueRef Ln, LLVMValueRef *nchu
         "want");
     LLVMValueRef n = umin(l, ntiles, want);
     LLVMValueRef per = LLVMBuildUDiv(l->b, LLVMBuildAdd(l->b, ntiles, LLVMBuildSub(l->b, n, c64(l, 1), ""), ""), n, "per");
+    LLVMValueRef few = LLVMBuildOr(l->b, LLVMBuildICmp(l->b, LLVMIntULE, ntiles, c64(l, KF_CG_CHUNK_WHOLE), ""),
+                                   LLVMBuildICmp(l->b, LLVMIntUGE, M, c64(l, KF_CG_CHUNK_MIN_M), ""), "");
+    per = umax(l, per, LLVMBuildSelect(l->b, few, umin(l, ntiles, c64(l, KF_CG_CHUNK_MIN)), c64(l, 1), ""));
     *nchunks = LLVMBuildUDiv(l->b, LLVMBuildAdd(l->b, ntiles, LLVMBuildSub(l->b, per, c64(l, 1), ""), ""), per,
                              "nchunks");
     *ce = LLVMBuildMul(l->b, per, c64(l, KF_CG_TILE_ELEMS), "ce");
