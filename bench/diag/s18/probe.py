@@ -153,5 +153,41 @@ def rule():
         rule_rows(M, L)
 
 
+def pair_rows(M, L):
+    """rowsum's tile with two tiles a round (rowsum.cu) against one (rowsum_base.cu), the rule's chunks"""
+    n = M * L
+    sets = sp.rotate(lambda: (torch.rand(M, L, device=sp.dev) * 4 - 2,), 4 * n)
+    out = torch.empty(M, device=sp.dev)
+    scratch = torch.zeros(1 << 22, device=sp.dev, dtype=torch.uint8)
+    args = lambda k: [sp.ptr(sets[k][0].data_ptr()), sp.ptr(out.data_ptr()),
+                      sp.meta_of([n, M, L, L, 1, 1, 0, 0, 0]), sp.ptr(scratch.data_ptr())]
+    c = chunks_new(M, L)
+    rows = [("tile, %s (%d chunks)" % (what, c),
+             sp.kf_launcher(sp.kernel(cubin, "rowsum_k0_931aaf52_tile"), M * c, 256, args))
+            for what, cubin in (("1 tile a round", "rowsum_base.cubin"), ("2 tiles a round", "rowsum.cubin"))]
+    sp.run("rowsum [%d, %d]" % (M, L), sets, lambda t: t.sum(dim=1), out, rows, False)
+
+
+def pair_dot(n):
+    sets = sp.rotate(lambda: (torch.rand(n, device=sp.dev) * 4 - 2, torch.rand(n, device=sp.dev) * 4 - 2), 8 * n)
+    out = torch.empty((), device=sp.dev)
+    scratch = torch.zeros(1 << 20, device=sp.dev, dtype=torch.uint8)
+    args = lambda k: [sp.ptr(sets[k][0].data_ptr()), sp.ptr(sets[k][1].data_ptr()), sp.ptr(out.data_ptr()),
+                      sp.meta_of([n, n, 1, 1, 0, 0, 0, 0]), sp.ptr(scratch.data_ptr())]
+    c = chunks_new(1, n)
+    rows = [("tile, %s (%d chunks)" % (what, c),
+             sp.kf_launcher(sp.kernel(cubin, "dot_k0_5d9900fc_tile"), c, 256, args))
+            for what, cubin in (("1 tile a round", "dot_base.cubin"), ("2 tiles a round", "dot.cubin"))]
+    sp.run("dot " + lg(n), sets, lambda a, b: (a * b).sum(), out, rows, False)
+
+
+def pair():
+    """call 11: tile's vector path two tiles a round (emit.c) against one; kernels built on the development machine"""
+    for M, L in ((8, 8192), (128, 8192), (1024, 8192), (128, 16384), (8, 65536), (128, 65536), (1, 1 << 26)):
+        pair_rows(M, L)
+    for e in (16, 20, 24, 26, 28):
+        pair_dot(1 << e)
+
+
 print(torch.cuda.get_device_name(), torch.__version__, "rounds", sp.ROUNDS, "reps", sp.REPS)
-{"": tilev, "chunks": chunks_sweep, "rule": rule}[os.environ.get("PROBE", "")]()
+{"": tilev, "chunks": chunks_sweep, "rule": rule, "pair": pair}[os.environ.get("PROBE", "")]()
