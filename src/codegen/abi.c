@@ -835,7 +835,8 @@ static bool b64_fits(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *a
         uint8_t f = a->buf_flags[b];
         if (!(f & KF_CG_BUF_EW) || (f & KF_CG_BUF_BCAST))
             continue;
-        if (!row_major(a, meta, b, (f & KF_CG_BUF_LEAD) ? a->bsplit : 0) || !vec_aligned(a, meta, addrs, b, KF_CG_VEC_BYTES))
+        if (!row_major(a, meta, b, (f & KF_CG_BUF_LEAD) ? a->bsplit : 0) ||
+            !vec_aligned(a, meta, addrs, b, KF_CG_VEC_BYTES))
             return false;
     }
     return true;

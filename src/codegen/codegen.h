@@ -151,9 +151,9 @@ enum {
     KF_CG_WARP_SHORT = 1024,  /* ... or at least this many when L is at most this too, */
     KF_CG_WARP_SMALL = 65536, /* ... or M * L at most this with KF_CG_SEQ_MAX < L <= KF_CG_WARP_SHORT */
     KF_CG_CHUNK_TARGET = 2048,/* tile: about this many (output, chunk) blocks when an output has several tiles */
-    KF_CG_CHUNK_WHOLE = 2,    /* tile: an output of at most this many tiles is one chunk, and with at least */
-    KF_CG_CHUNK_MIN_M = 128,  /* this many outputs a chunk has at least KF_CG_CHUNK_MIN tiles (or the whole */
-    KF_CG_CHUNK_MIN = 4,      /* output) */
+    KF_CG_CHUNK_WHOLE = 2,    /* tile: an output of at most this many tiles is one chunk */
+    KF_CG_CHUNK_MIN_M = 128,  /* tile: from this many outputs, chunks of at least */
+    KF_CG_CHUNK_MIN = 4,      /* ... this many tiles (or the whole output) */
     KF_CG_COUNTER_BYTES = 4 * KF_CG_CHUNK_TARGET, /* GPU tile: scratch's first bytes, a 32-bit count of finished
                                                    * chunks per output (an output has several chunks only when
                                                    * M < KF_CG_CHUNK_TARGET) */
