@@ -1311,8 +1311,9 @@ static void test_abi(void)
         for (int i = 0; i < c->pl.plan->g->nsyms; i++)
             sym[i] = strcmp(c->pl.plan->g->syms[i], "m") == 0 ? 3 : 20000;
         CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, NULL, meta, err, sizeof err), KF_OK);
-        int64_t want[15] = { 60000, 3, 20000, 20000, 1, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0 };
-        CHECK(a->meta_count == 15 && memcmp(meta, want, sizeof want) == 0);
+        /* the chunking last (kf_cg_red_chunks): 5 chunks of a tile */
+        int64_t want[17] = { 60000, 3, 20000, 20000, 1, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 5, 4096 };
+        CHECK(a->meta_count == 17 && a->meta_chunks == 15 && memcmp(meta, want, sizeof want) == 0);
         kf_cg_launch_rule(a, meta, NULL, 0, false, 0, &L);   /* 5 chunks of a tile per row */
         CHECK(L.n == 2 && L.l[0].variant == KF_CG_TILE && L.l[1].variant == KF_CG_COMB);
         CHECK(L.l[0].grid == 15 && L.l[1].grid == 3 && L.scratch_bytes == 64 + 64 + 128 + 64);
@@ -1352,7 +1353,7 @@ static void test_abi(void)
          * offset, a row stride not a multiple of 4, each row one element
          * repeated (stride 0); warpv refuses them */
         const int64_t *ok = meta;
-        int64_t bad[4][15];
+        int64_t bad[4][17];
         for (int i = 0; i < 4; i++)
             memcpy(bad[i], ok, sizeof bad[i]);
         bad[0][2] = 1001;
@@ -1454,6 +1455,15 @@ static void test_abi(void)
         CHECK(nc == 1 && ce == 25 * 4096);
         kf_cg_red_chunks(1000, 10 * 4096 + 1, &nc, &ce);
         CHECK(nc == 3 && ce == 4 * 4096);
+        /* several chunks only below 2 * KF_CG_CHUNK_TARGET (output, chunk)
+         * pairs: a GPU's tile splits block w in 32 bits (codegen.h) */
+        for (uint64_t M = 1; M <= 2 * KF_CG_CHUNK_TARGET; M += M < 64 ? 1 : 61) {
+            for (int e = 12; e <= 40; e += 2) {
+                kf_cg_red_chunks(M, ((uint64_t)1 << e) + 1, &nc, &ce);
+                CHECK_MSG(nc == 1 || M * nc < 2 * KF_CG_CHUNK_TARGET, "M %llu, L 2^%d + 1: %llu chunks",
+                          (unsigned long long)M, e, (unsigned long long)nc);
+            }
+        }
     }
     c = find_case("cols");
     if (a && c) {   /* min keepdims [1,n] and argmin [n] over axis 0 of [m,n] */
@@ -1461,8 +1471,8 @@ static void test_abi(void)
         int64_t sym[2] = { 6, 6 };
         kf_cg_array arr[3] = { { { 7, 1 }, 0 }, { { 6, 1 }, 0 }, { { 1 }, 2 } };
         CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, arr, meta, err, sizeof err), KF_OK);
-        int64_t want[15] = { 36, 6, 6, 7, 1, 0, 1, 0, 1, 0, 0, 2 };
-        CHECK(memcmp(meta, want, 12 * sizeof(int64_t)) == 0);
+        int64_t want[14] = { 36, 6, 6, 7, 1, 0, 1, 0, 1, 0, 0, 2, 1, 4096 };   /* one chunk of a tile */
+        CHECK(a->meta_count == 14 && memcmp(meta, want, sizeof want) == 0);
     }
     c = find_case("misc");
     if (a && c) {   /* take: an error flag and one take source */

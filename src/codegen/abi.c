@@ -438,7 +438,8 @@ kf_status kf_cg_kinfo_init(kf_cg_kinfo *ki, const kf_plan *p, int kidx, char *er
     ki->m_strides = 1 + ki->R;
     ki->m_offsets = ki->m_strides + ki->nb * ki->R;
     ki->m_take = ki->m_offsets + ki->nb;
-    ki->m_count = ki->m_take + 2 * ki->ntake;
+    ki->m_chunks = ki->m_take + 2 * ki->ntake;
+    ki->m_count = ki->m_chunks + (k->kind == KF_KERNEL_REDUCE ? 2 : 0);
     st = kernel_hash(ki);
     if (st != KF_OK)
         BAD("codegen: out of memory");
@@ -477,6 +478,7 @@ kf_status kf_cg_kernel_abi(const kf_plan *p, int k, kf_cg_kabi *a, char *err, si
     a->ntake = ki.ntake;
     a->meta_count = ki.m_count;
     a->meta_offsets = ki.m_offsets;
+    a->meta_chunks = kk->kind == KF_KERNEL_REDUCE ? ki.m_chunks : 0;
     a->vecw = ki.vecw;
     a->has_c32 = kk->kind == KF_KERNEL_EW && ki.coords != 0;
     a->has_s32 = kk->kind == KF_KERNEL_EW && ki.R >= 2;
@@ -556,6 +558,20 @@ void kf_cg_entry_name(const kf_cg_kabi *a, kf_cg_variant v, char *buf, size_t le
 
 /* -- Meta block -------------------------------------------------------------------- */
 
+/* A reduction's M outputs of L reduced elements each, from meta's shape. */
+static void red_sizes(const kf_cg_kabi *a, const int64_t *meta, uint64_t *M, uint64_t *L)
+{
+    uint64_t m = 1, l = 1;
+    for (int d = 0; d < a->rank; d++) {
+        if (a->axes & (1u << d))
+            l *= (uint64_t)meta[1 + d];
+        else
+            m *= (uint64_t)meta[1 + d];
+    }
+    *M = m;
+    *L = l;
+}
+
 kf_status kf_cg_fill_meta(const kf_cg_kabi *a, const kf_plan *p, const int64_t *symvals, const kf_cg_array *arrays,
                           int64_t *meta, char *err, size_t errlen)
 {
@@ -623,23 +639,17 @@ kf_status kf_cg_fill_meta(const kf_cg_kabi *a, const kf_plan *p, const int64_t *
             t++;
         }
     }
+    if (a->kind == KF_KERNEL_REDUCE) {
+        uint64_t M, L, nchunks, ce;
+        red_sizes(a, meta, &M, &L);
+        kf_cg_red_chunks(M, L, &nchunks, &ce);
+        meta[a->meta_chunks] = (int64_t)nchunks;
+        meta[a->meta_chunks + 1] = (int64_t)ce;
+    }
     return KF_OK;
 }
 
 /* -- Variant choice and launches ---------------------------------------------------------- */
-
-static void red_sizes(const kf_cg_kabi *a, const int64_t *meta, uint64_t *M, uint64_t *L)
-{
-    uint64_t m = 1, l = 1;
-    for (int d = 0; d < a->rank; d++) {
-        if (a->axes & (1u << d))
-            l *= (uint64_t)meta[1 + d];
-        else
-            m *= (uint64_t)meta[1 + d];
-    }
-    *M = m;
-    *L = l;
-}
 
 bool kf_cg_warp_sizes(uint64_t M, uint64_t L)
 {
@@ -883,7 +893,7 @@ static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, 
             uint32_t grid = grid_for(M, WARP_OUTPUTS_PER_BLOCK, compute_units, !gpu, grid_override);
             out->l[0] = (kf_cg_launch){ v, "", grid, KF_CG_BLOCK };
         } else {
-            uint64_t nchunks, ce;
+            uint64_t nchunks, ce;   /* as kf_cg_fill_meta gave the kernel */
             kf_cg_red_chunks(M, L, &nchunks, &ce);
             uint32_t grid = grid_for(M * nchunks, 1, compute_units, !gpu, grid_override);
             out->l[0] = (kf_cg_launch){ v, "", grid, KF_CG_BLOCK };

@@ -87,8 +87,8 @@ typedef struct kf_cg_kinfo {
     int streams;                    /* EW: array args read at the point, each its own stream (no take, not broadcast on every dim) */
     bool half;                      /* h64 exists: branchy or streams >= 2, no take, no coordinates, vecw >= 4 */
     int nred;                       /* REDUCE: outs that are reductions */
-    /* meta layout */
-    int m_shape, m_strides, m_offsets, m_take, m_count;
+    /* meta layout (codegen.h): m_chunks only for REDUCE kernels */
+    int m_shape, m_strides, m_offsets, m_take, m_chunks, m_count;
     uint32_t hash;
     char prefix[KF_CG_NAME_MAX - 8];   /* "<graph>_k<k>_<hash8>" */
 } kf_cg_kinfo;

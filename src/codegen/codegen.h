@@ -54,6 +54,10 @@
  *     [1+R+NB*R + b]         offset of buffer b (element index of its [0...])
  *     [1+R+NB*R+NB + 2t]     length of take source t (its dim 0)
  *     [1+R+NB*R+NB + 2t + 1] stride of take source t (its dim 0)
+ *     [1+R+NB*R+NB + 2NT]    REDUCE only: chunks per output of the tile
+ *                            variant (kf_cg_red_chunks); when more than 1,
+ *                            M times it is below 2 * KF_CG_CHUNK_TARGET
+ *     [1+R+NB*R+NB + 2NT + 1] REDUCE only: reduced elements per chunk
  * kf_cg_fill_meta computes it from symbol values and array strides.
  *
  * Error flag: a take whose index is out of range yields 0 and stores 1 to
@@ -203,6 +207,7 @@ typedef struct kf_cg_kabi {
     int ntake;              /* take sources (args with KF_CG_BUF_TAKE, in args order) */
     int meta_count;         /* int64 entries of the meta block */
     int meta_offsets;       /* index of buffer 0's offset in it (1 + R + nb * R) */
+    int meta_chunks;        /* REDUCE: index of the tile variant's chunk count in it, then the chunk length */
     int vecw;               /* contiguous variants: elements per thread step */
     bool has_c32, has_s32;  /* the 32-bit EW variants exist (see "Variants") */
     bool has_g64;           /* g64 exists: an EW kernel with a direct take (GPUs only) */
@@ -310,7 +315,8 @@ bool kf_cg_warp_sizes(uint64_t M, uint64_t L);
  * output (*nchunks), *chunk_elems reduced elements each (the last may be
  * short), but one chunk when ntiles <= KF_CG_CHUNK_WHOLE, and chunks of at
  * least min(ntiles, KF_CG_CHUNK_MIN) tiles when M >= KF_CG_CHUNK_MIN_M.  A
- * function of (M, L) only; the kernels compute the same. */
+ * function of (M, L) only; kf_cg_fill_meta puts it in the meta block, where
+ * the kernels read it. */
 void kf_cg_red_chunks(uint64_t M, uint64_t L, uint64_t *nchunks, uint64_t *chunk_elems);
 
 #endif /* KF_CODEGEN_H */

@@ -1997,26 +1997,14 @@ static void shared_decl(E *e)
         P("    %s %s kf_si[%d];\n", e->sp->shared, I64(e), KF_CG_BLOCK);
 }
 
-/* The chunks of the tile variant, as kf_cg_red_chunks computes them:
- * nchunks per output of ce reduced elements (whole tiles) each.  The
- * divisions are skipped where their result is known (one tile per chunk):
- * on a GPU a 64-bit division is a subroutine, and a short reduction's
- * block would run three of them before its first load. */
+/* The chunks of the tile variant, from the meta block (kf_cg_fill_meta:
+ * kf_cg_red_chunks): nchunks per output of ce reduced elements (whole
+ * tiles) each. */
 static void chunks_decl(E *e, ix t, bool elems)
 {
-    P("    const %s ntiles = L > %d ? (L + %d) / %d : 1;\n", t.IX, KF_CG_TILE_ELEMS, KF_CG_TILE_ELEMS - 1,
-      KF_CG_TILE_ELEMS);
-    P("    %s per = 1; /* tiles per chunk */\n", t.IX);
-    P("    if (ntiles > 1) {\n");
-    P("        const %s want = M >= %d ? 1 : (%d + M - 1) / (M ? M : 1);\n", t.IX, KF_CG_CHUNK_TARGET,
-      KF_CG_CHUNK_TARGET);
-    P("        if (ntiles > want)\n            per = (ntiles + want - 1) / want;\n    }\n");
-    P("    const %s least = ntiles < %d ? ntiles : %d;\n", t.IX, KF_CG_CHUNK_MIN, KF_CG_CHUNK_MIN);
-    P("    if ((ntiles <= %d || M >= %d) && per < least)\n        per = least;\n", KF_CG_CHUNK_WHOLE,
-      KF_CG_CHUNK_MIN_M);
-    P("    const %s nchunks = per == 1 ? ntiles : (ntiles + per - 1) / per; /* per output */\n", t.IX);
+    P("    const %s nchunks = (%s)m.v[%d]; /* per output */\n", t.IX, t.IX, e->ki->m_chunks);
     if (elems)
-        P("    const %s ce = per * %d; /* reduced elements per chunk */\n", t.IX, KF_CG_TILE_ELEMS);
+        P("    const %s ce = (%s)m.v[%d]; /* reduced elements per chunk */\n", t.IX, t.IX, e->ki->m_chunks + 1);
 }
 
 /* Scratch layout: on a GPU first KF_CG_COUNTER_BYTES of counters (one per
@@ -2285,9 +2273,13 @@ static void emit_red_tile(E *e)
     P("    const %s lid = (%s)%s;\n", t.IX, t.IX, sp->lid);
     scratch_decl(e, t, true);
     P("    for (%s w = (%s)%s; w < np; w += (%s)%s) {\n", t.IX, t.IX, sp->bid, t.IX, sp->gdim);
+    /* with several chunks an output, w < M * nchunks < 2 * KF_CG_CHUNK_TARGET
+     * (codegen.h): a 32-bit division */
+    const char *u = U32(e);
     if (kept_mask(e))
-        P("        const %s o = nchunks == 1 ? w : w / nchunks;\n", t.IX);
-    P("        const %s r0 = (nchunks == 1 ? 0 : w %% nchunks) * ce, r1 = L - r0 < ce ? L : r0 + ce;\n", t.IX);
+        P("        const %s o = nchunks == 1 ? w : (%s)((%s)w / (%s)nchunks);\n", t.IX, t.IX, u, u);
+    P("        const %s r0 = (nchunks == 1 ? 0 : (%s)((%s)w %% (%s)nchunks)) * ce, r1 = L - r0 < ce ? L : r0 + ce;\n",
+      t.IX, t.IX, u, u);
     coords_from(e, t, kept_mask(e), "o", "t", "        ");
     red_decl(e, "        ", true);
     P("        for (%s base = r0; base < r1; base += %d) {\n", t.IX, KF_CG_TILE_ELEMS);
@@ -2540,6 +2532,8 @@ static void emit_kernel(E *e)
     P(" * meta: %d x int64 = [n, shape[%d], strides[%d][%d], offsets[%d]", ki->m_count, ki->R, ki->nb, ki->R, ki->nb);
     if (ki->ntake)
         P(", take (length, stride)[%d]", ki->ntake);
+    if (k->kind == KF_KERNEL_REDUCE)
+        P(", chunks, chunk length");
     P("] */\n");
     P("typedef struct {\n    %s v[%d];\n} %s_meta;\n\n", I64(e), ki->m_count, ki->prefix);
     emit_body(e);

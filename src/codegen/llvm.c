@@ -1841,26 +1841,12 @@ static LLVMValueRef iabs(L *l, LLVMValueRef x)
     return LLVMBuildSelect(l->b, LLVMBuildICmp(l->b, LLVMIntSLT, x, c64(l, 0), ""), LLVMBuildSub(l->b, c64(l, 0), x, ""), x, "");
 }
 
-/* The chunks of the tile variant (kf_cg_red_chunks): *nchunks per output of
- * *ce reduced elements each. */
-static void red_chunks(L *l, LLVMValueRef M, LLVMValueRef Ln, LLVMValueRef *nchunks, LLVMValueRef *ce)
+/* The chunks of the tile variant, from the meta block (kf_cg_fill_meta:
+ * kf_cg_red_chunks): *nchunks per output of *ce reduced elements each. */
+static void red_chunks(L *l, V *v, LLVMValueRef *nchunks, LLVMValueRef *ce)
 {
-    LLVMValueRef ntiles = LLVMBuildSelect(
-        l->b, LLVMBuildICmp(l->b, LLVMIntUGT, Ln, c64(l, KF_CG_TILE_ELEMS), ""),
-        LLVMBuildUDiv(l->b, LLVMBuildAdd(l->b, Ln, c64(l, KF_CG_TILE_ELEMS - 1), ""), c64(l, KF_CG_TILE_ELEMS), ""),
-        c64(l, 1), "ntiles");
-    LLVMValueRef want = LLVMBuildSelect(
-        l->b, LLVMBuildICmp(l->b, LLVMIntUGE, M, c64(l, KF_CG_CHUNK_TARGET), ""), c64(l, 1),
-        LLVMBuildUDiv(l->b, LLVMBuildAdd(l->b, M, c64(l, KF_CG_CHUNK_TARGET - 1), ""), umax(l, M, c64(l, 1)), ""),
-        "want");
-    LLVMValueRef n = umin(l, ntiles, want);
-    LLVMValueRef per = LLVMBuildUDiv(l->b, LLVMBuildAdd(l->b, ntiles, LLVMBuildSub(l->b, n, c64(l, 1), ""), ""), n, "per");
-    LLVMValueRef few = LLVMBuildOr(l->b, LLVMBuildICmp(l->b, LLVMIntULE, ntiles, c64(l, KF_CG_CHUNK_WHOLE), ""),
-                                   LLVMBuildICmp(l->b, LLVMIntUGE, M, c64(l, KF_CG_CHUNK_MIN_M), ""), "");
-    per = umax(l, per, LLVMBuildSelect(l->b, few, umin(l, ntiles, c64(l, KF_CG_CHUNK_MIN)), c64(l, 1), ""));
-    *nchunks = LLVMBuildUDiv(l->b, LLVMBuildAdd(l->b, ntiles, LLVMBuildSub(l->b, per, c64(l, 1), ""), ""), per,
-                             "nchunks");
-    *ce = LLVMBuildMul(l->b, per, c64(l, KF_CG_TILE_ELEMS), "ce");
+    *nchunks = meta_at(l, v, l->ki->m_chunks, "nchunks");
+    *ce = meta_at(l, v, l->ki->m_chunks + 1, "ce");
 }
 
 /* The lane of a GPU tile's thread that folds element el of a chunk: lane j
@@ -1959,7 +1945,7 @@ static void emit_red_tile(L *l, LLVMValueRef body)
     LLVMValueRef M, Ln;
     sizes_ML(l, &v, &M, &Ln);
     LLVMValueRef nchunks, ce;   /* chunks per output, and their length */
-    red_chunks(l, M, Ln, &nchunks, &ce);
+    red_chunks(l, &v, &nchunks, &ce);
     LLVMValueRef units = LLVMBuildMul(l->b, M, nchunks, "units"), use_block = NULL;
     oblock ob;
     if (blocks) {
@@ -2087,7 +2073,7 @@ static void emit_red_comb(L *l)
     LLVMValueRef M, Ln;
     sizes_ML(l, &v, &M, &Ln);
     LLVMValueRef nchunks, ce;   /* chunks per output (ce unused) */
-    red_chunks(l, M, Ln, &nchunks, &ce);
+    red_chunks(l, &v, &nchunks, &ce);
     scratch_arrays(l, &v, LLVMBuildMul(l->b, M, nchunks, ""), pv, pi);
     LLVMValueRef G = umax(l, LLVMBuildUDiv(l->b, c64(l, RED_UNIT_ELEMS), umax(l, nchunks, c64(l, 1)), ""), c64(l, 1));
     LLVMValueRef units = LLVMBuildUDiv(l->b, LLVMBuildAdd(l->b, M, LLVMBuildSub(l->b, G, c64(l, 1), ""), ""), G, "units");

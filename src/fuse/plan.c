@@ -44,7 +44,7 @@ uint32_t kf_kernel_param_bytes(const kf_graph *g, const kf_kernel *k)
     if (k->has_take)
         b += 8;
     if (k->kind == KF_KERNEL_REDUCE)
-        b += 8;
+        b += 8 + 8 * 2;   /* scratch, and the meta block's chunking */
     return b > UINT32_MAX ? UINT32_MAX : (uint32_t)b;
 }
 

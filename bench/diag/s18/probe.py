@@ -131,5 +131,6 @@ def pair():
                    for what, suffix in (("1 tile a round", "_base"), ("2 tiles a round", ""))])
 
 
-print(torch.cuda.get_device_name(), torch.__version__, "rounds", sp.ROUNDS, "reps", sp.REPS)
-{"": tilev, "chunks": chunks_sweep, "rule": rule, "pair": pair}[os.environ.get("PROBE", "")]()
+if __name__ == "__main__":   # bench/diag/s19/probe.py imports the cases
+    print(torch.cuda.get_device_name(), torch.__version__, "rounds", sp.ROUNDS, "reps", sp.REPS)
+    {"": tilev, "chunks": chunks_sweep, "rule": rule, "pair": pair}[os.environ.get("PROBE", "")]()
