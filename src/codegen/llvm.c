@@ -1842,11 +1842,13 @@ static LLVMValueRef iabs(L *l, LLVMValueRef x)
 }
 
 /* The chunks of the tile variant, from the meta block (kf_cg_fill_meta:
- * kf_cg_red_chunks): *nchunks per output of *ce reduced elements each. */
+ * kf_cg_red_chunks): *nchunks per output of *ce reduced elements each (ce
+ * may be NULL). */
 static void red_chunks(L *l, V *v, LLVMValueRef *nchunks, LLVMValueRef *ce)
 {
     *nchunks = meta_at(l, v, l->ki->m_chunks, "nchunks");
-    *ce = meta_at(l, v, l->ki->m_chunks + 1, "ce");
+    if (ce)
+        *ce = meta_at(l, v, l->ki->m_chunks + 1, "ce");
 }
 
 /* The lane of a GPU tile's thread that folds element el of a chunk: lane j
@@ -2072,8 +2074,8 @@ static void emit_red_comb(L *l)
     }
     LLVMValueRef M, Ln;
     sizes_ML(l, &v, &M, &Ln);
-    LLVMValueRef nchunks, ce;   /* chunks per output (ce unused) */
-    red_chunks(l, &v, &nchunks, &ce);
+    LLVMValueRef nchunks;   /* chunks per output */
+    red_chunks(l, &v, &nchunks, NULL);
     scratch_arrays(l, &v, LLVMBuildMul(l->b, M, nchunks, ""), pv, pi);
     LLVMValueRef G = umax(l, LLVMBuildUDiv(l->b, c64(l, RED_UNIT_ELEMS), umax(l, nchunks, c64(l, 1)), ""), c64(l, 1));
     LLVMValueRef units = LLVMBuildUDiv(l->b, LLVMBuildAdd(l->b, M, LLVMBuildSub(l->b, G, c64(l, 1), ""), ""), G, "units");
