@@ -1321,6 +1321,7 @@ static void test_abi(void)
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_TILE && L.l[0].grid == 15);
         CHECK(L.scratch_bytes == KF_CG_COUNTER_BYTES + 64 + 64 + 128 + 64);
         meta[2] = meta[3] = 8192;   /* rows of 2 tiles: one chunk each, no scratch */
+        kf_cg_fill_chunks(a, meta);   /* a new shape: its chunking, which the launch rule reads */
         kf_cg_launch_rule(a, meta, NULL, 0, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_TILE && L.l[0].grid == 3 && L.scratch_bytes == 0);
         meta[2] = meta[3] = 20000;
@@ -1345,6 +1346,7 @@ static void test_abi(void)
         /* warp: many outputs, 32 <= L <= 4096, the reduced dim contiguous in x */
         meta[1] = 4096;
         meta[2] = 1000;
+        kf_cg_fill_chunks(a, meta);
         kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);   /* a GPU: no cap; rows load as vectors: warpv */
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARPV && L.l[0].grid == 512 && L.scratch_bytes == 0);
         CHECK(strcmp(L.l[0].entry + strlen(L.l[0].entry) - 6, "_warpv") == 0);
@@ -1386,6 +1388,7 @@ static void test_abi(void)
         kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARPV && L.l[0].grid == INT32_MAX);
         meta[1] += 1;
+        kf_cg_fill_chunks(a, meta);
         kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_TILE);
         kf_cg_launch_variant(a, meta, KF_CG_WARP, 16, true, 0, &L);
@@ -1405,6 +1408,7 @@ static void test_abi(void)
         meta[2] = 31;
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_SEQ);
         meta[2] = 4097;  /* longer rows: tile, one chunk per output, one launch */
+        kf_cg_fill_chunks(a, meta);
         kf_cg_launch_rule(a, meta, NULL, 0, false, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_TILE && L.l[0].grid == 1024 && L.scratch_bytes == 0);
         kf_cg_launch_rule(a, meta, NULL, 16, false, 0, &L);

@@ -639,14 +639,19 @@ kf_status kf_cg_fill_meta(const kf_cg_kabi *a, const kf_plan *p, const int64_t *
             t++;
         }
     }
-    if (a->kind == KF_KERNEL_REDUCE) {
-        uint64_t M, L, nchunks, ce;
-        red_sizes(a, meta, &M, &L);
-        kf_cg_red_chunks(M, L, &nchunks, &ce);
-        meta[a->meta_chunks] = (int64_t)nchunks;
-        meta[a->meta_chunks + 1] = (int64_t)ce;
-    }
+    kf_cg_fill_chunks(a, meta);
     return KF_OK;
+}
+
+void kf_cg_fill_chunks(const kf_cg_kabi *a, int64_t *meta)
+{
+    if (a->kind != KF_KERNEL_REDUCE)
+        return;
+    uint64_t M, L, nchunks, ce;
+    red_sizes(a, meta, &M, &L);
+    kf_cg_red_chunks(M, L, &nchunks, &ce);
+    meta[a->meta_chunks] = (int64_t)nchunks;
+    meta[a->meta_chunks + 1] = (int64_t)ce;
 }
 
 /* -- Variant choice and launches ---------------------------------------------------------- */
@@ -893,8 +898,7 @@ static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, 
             uint32_t grid = grid_for(M, WARP_OUTPUTS_PER_BLOCK, compute_units, !gpu, grid_override);
             out->l[0] = (kf_cg_launch){ v, "", grid, KF_CG_BLOCK };
         } else {
-            uint64_t nchunks, ce;   /* as kf_cg_fill_meta gave the kernel */
-            kf_cg_red_chunks(M, L, &nchunks, &ce);
+            uint64_t nchunks = (uint64_t)meta[a->meta_chunks];   /* the kernel's (kf_cg_fill_chunks) */
             uint32_t grid = grid_for(M * nchunks, 1, compute_units, !gpu, grid_override);
             out->l[0] = (kf_cg_launch){ v, "", grid, KF_CG_BLOCK };
             if (nchunks > 1) {

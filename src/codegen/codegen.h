@@ -254,6 +254,13 @@ typedef struct kf_cg_array {
 kf_status kf_cg_fill_meta(const kf_cg_kabi *a, const kf_plan *p, const int64_t *symvals,
                           const kf_cg_array *arrays, int64_t *meta, char *err, size_t errlen);
 
+/* Write a REDUCE kernel's chunking (kf_cg_red_chunks of meta's shape) into
+ * its meta block's last two entries; nothing for an EW kernel.
+ * kf_cg_fill_meta ends with it; a caller that changes the shape of a filled
+ * block calls it again, since the launch rule sizes tile's grid and scratch
+ * from those entries, as the kernel splits its work by them. */
+void kf_cg_fill_chunks(const kf_cg_kabi *a, int64_t *meta);
+
 /* The variant of the first launch given the filled meta block.  addrs[b] is
  * the device address of buffer b's element 0 (used with its offset for the
  * 16-byte alignment test); NULL means every buffer's element 0 is 16-byte
