@@ -1509,6 +1509,36 @@ static void test_abi(void)
         kf_cg_launch_rule(a, meta, NULL, 132, false, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C32 && L.l[0].grid == 8 * 132);
     }
+    c = find_case("gathermix");
+    if (a && c) {   /* direct and computed takes, no coordinates: h64 exists */
+        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);
+        CHECK(a->has_g64 && a->has_h64 && !a->has_c32 && a->vecw == 4);
+        /* on a GPU, from the same size as g64, a contiguous call runs h64
+         * (two points a thread) and a strided one g64; one point per thread
+         * below; a CPU keeps the vectors */
+        int64_t sym[2] = { 100, 24 * 132 * 1024 };   /* k, n */
+        CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, NULL, meta, err, sizeof err), KF_OK);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 24 * 132 * 2 &&
+              L.l[0].entry == a->entry[KF_CG_H64]);
+        meta[0] = meta[1] = 24 * 132 * 1024 - 1;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_S64 && L.l[0].grid == (24 * 132 * 1024 - 1 + 255) / 256);
+        kf_cg_launch_rule(a, meta, NULL, 132, false, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
+        /* this h64 moves whole vectors only (no scalar tail): g64 where
+         * vecw / 2 does not divide n */
+        meta[0] = meta[1] = 24 * 132 * 1024 + 1;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_G64 && L.l[0].grid == 24 * 132 + 1);
+        kf_cg_launch_variant(a, meta, KF_CG_H64, 132, true, 0, &L);
+        CHECK(L.n == 0);
+        kf_cg_array arr[4] = { { { 1 }, 0 }, { { 2 }, 0 }, { { 1 }, 0 }, { { 1 }, 0 } };   /* p strided */
+        sym[1] = (int64_t)1 << 26;
+        CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, arr, meta, err, sizeof err), KF_OK);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_G64 && L.l[0].grid == ((uint32_t)1 << 26) / 1024);
+    }
     free(a);
 }
 

@@ -433,7 +433,8 @@ kf_status kf_cg_kinfo_init(kf_cg_kinfo *ki, const kf_plan *p, int kidx, char *er
         lead_split(ki);
     for (int i = 0; i < k->nargs && k->kind == KF_KERNEL_EW; i++)
         ki->streams += ki->arg_ew[i] && !ki->bcast_all[i] && ki->tslot[i] < 0;
-    ki->half = (ki->branchy || ki->streams >= 2) && !ki->ntake && !ki->coords && ki->vecw >= 4;
+    /* h64 with a take only where one is direct (its lanes gather those first, emit.c) */
+    ki->half = (ki->gather || (!ki->ntake && (ki->branchy || ki->streams >= 2))) && !ki->coords && ki->vecw >= 4;
     ki->m_shape = 1;
     ki->m_strides = 1 + ki->R;
     ki->m_offsets = ki->m_strides + ki->nb * ki->R;
@@ -864,6 +865,13 @@ static uint64_t ew_width(const kf_cg_kabi *a, kf_cg_variant v)
     return (uint64_t)(v == KF_CG_C32 || v == KF_CG_C64 ? a->vecw : v == KF_CG_H64 ? a->vecw / 2 : 1);
 }
 
+/* Can h64 run the call?  A kernel with a direct take's h64 moves whole
+ * vectors only (emit.c), so vecw / 2 must divide n. */
+static bool h64_fits(const kf_cg_kabi *a, const int64_t *meta)
+{
+    return a->has_h64 && (!a->has_g64 || (uint64_t)meta[0] % (uint64_t)(a->vecw / 2) == 0);
+}
+
 /* kf_cg_launch_variant for a v whose layout conditions the caller has
  * checked (b64_fits for b64, red_gvec for warpv). */
 static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int compute_units, bool gpu,
@@ -873,7 +881,7 @@ static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, 
     if (a->kind == KF_KERNEL_EW) {
         uint64_t n = (uint64_t)meta[0];
         if (n == 0 || v > KF_CG_H64 || (v == KF_CG_G64 && (!a->has_g64 || !gpu)) ||
-            (v == KF_CG_H64 && (!a->has_h64 || !gpu)))
+            (v == KF_CG_H64 && (!h64_fits(a, meta) || !gpu)))
             return;
         uint64_t w = ew_width(a, v), threads = (n + w - 1) / w;
         if (v == KF_CG_G64)   /* KF_CG_GATHER_ELEMS points per thread, a block per 1024 */
@@ -957,7 +965,8 @@ void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_varian
  *   gathered load waits on a scattered read, and more threads keep more of
  *   them in flight (gather_boxplus, f64, on an H100, one pass: 28 registers
  *   against 48 and a spill with vectors of 4, and 19 against 24 us at 2^20,
- *   773 against 825 us at 2^26); g64 takes over at larger sizes, below.
+ *   773 against 825 us at 2^26); h64 or g64 takes over at larger sizes,
+ *   below.
  * - A body without branches that reads two or more arrays
  *   (kf_cg_kabi.streams) moves 8-byte vectors (h64) where h64's grid fills
  *   WAVE_BLOCKS_PER_CU blocks per compute unit.  On an H100, kfbench A/B
@@ -982,7 +991,7 @@ static kf_cg_variant narrow(const kf_cg_kabi *a, const int64_t *meta, kf_cg_vari
     uint64_t n = (uint64_t)meta[0], wc = ew_width(a, v), wh = ew_width(a, KF_CG_H64);
     uint64_t tc = (n + wc - 1) / wc, th = (n + wh - 1) / wh;   /* threads of c and of h64 */
     uint64_t wave = (uint64_t)WAVE_BLOCKS_PER_CU * (uint64_t)cu * KF_CG_BLOCK;
-    bool h = v == KF_CG_C64 && a->has_h64;
+    bool h = v == KF_CG_C64 && h64_fits(a, meta);
     if (!a->branchy) {
         if (tc < (uint64_t)cu * KF_CG_BLOCK)
             return s;
@@ -993,12 +1002,19 @@ static kf_cg_variant narrow(const kf_cg_kabi *a, const int64_t *meta, kf_cg_vari
     return h && th >= wave ? KF_CG_H64 : s;
 }
 
-/* g64 replaces one point per thread on a GPU from this many of its blocks
- * per compute unit.  gather_boxplus (f64, kfbench's permutation) on an
- * H100 (132 SMs), kfbench, one point per thread against g64: 2^21 29.3
- * against 30.7 us (16 blocks per SM), 2^22 52.8-53.2 against 52.6 (31),
- * 2^23 100.1 against 96.6, 2^26 762 against 713, 2^28 3045 against 2827-2859
- * (bench/results/h100-2026-11-22-s9-g64.md). */
+/* A kernel with a direct take leaves one point per thread on a GPU from
+ * this many g64 blocks (1024 points) per compute unit: for h64 (vecw / 2
+ * neighbouring points a thread, their vectors loaded and their gathers
+ * issued together) where the call is contiguous and h64 fits it, else g64.  gather_boxplus
+ * (f64, kfbench's permutation) on an H100 (132 SMs), kfbench, one point per
+ * thread against g64: 2^21 29.3 against 30.7 us (16 blocks per SM), 2^22
+ * 52.8-53.2 against 52.6 (31), 2^23 100.1 against 96.6, 2^26 762 against
+ * 713, 2^28 3045 against 2827-2859 (bench/results/h100-2026-11-22-s9-g64.md).
+ * In one process with torch.compile (s64 / g64 / h64, µs): 2^20 16.9 /
+ * 19.3 / 16.9, 2^22 52.5 / 52.3 / 50.6, 2^24 195.8 / 190.7 / 185.2, 2^26
+ * 866 / 790 / 790, 2^28 3345 / 3309 / 3100 (torch.compile 16.7, 51.7,
+ * 186.0, 726, 2894); a uniformly random permutation at 2^26 ties all
+ * (bench/results/h100-2026-11-28-s20-analysis.md). */
 enum { G64_BLOCKS_PER_CU = 24 };
 
 void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units, bool gpu,
@@ -1015,9 +1031,10 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
     }
     if (gpu && (v == KF_CG_S32 || v == KF_CG_S64) && b64_fits(a, meta, addrs))
         v = KF_CG_B64;
+    kf_cg_variant picked = v;
     v = narrow(a, meta, v, compute_units, gpu);
     if (gpu && a->has_g64 && (v == KF_CG_S32 || v == KF_CG_S64) && compute_units > 0 &&
         (uint64_t)meta[0] >= (uint64_t)G64_BLOCKS_PER_CU * (uint64_t)compute_units * KF_CG_BLOCK * KF_CG_GATHER_ELEMS)
-        v = KF_CG_G64;
+        v = picked == KF_CG_C64 && h64_fits(a, meta) ? KF_CG_H64 : KF_CG_G64;
     launches(a, meta, v, compute_units, gpu, grid_override, out);   /* b64 only where it fits, above */
 }

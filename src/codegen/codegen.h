@@ -77,10 +77,13 @@
  * chunks of the inner dims, each over every step of the outer dims in
  * turn (args broadcast on the outer dims).  g64 (GPUs, kernels with
  * a direct take, kf_cg_direct_take): s with 4 points per thread, their
- * gathers issued together.  h64 (GPUs, kabi.has_h64: branchy kernels and
- * kernels reading two or more arrays): c with 8-byte vectors, for branchy
- * calls too small to fill the device with c's, and for bodies without
- * branches that read two or more arrays once c fills it (abi.c, narrow).
+ * gathers issued together.  h64 (GPUs, kabi.has_h64: kernels with a
+ * direct take, branchy kernels and kernels reading two or more arrays):
+ * c with 8-byte vectors, for branchy calls too small to fill the device
+ * with c's, for bodies without branches that read two or more arrays once
+ * c fills it (abi.c, narrow), and in place of g64 for contiguous calls
+ * (kf_cg_launch_rule); the contiguous variants gather every lane's direct
+ * takes before the first lane's math.
  * REDUCE: seq = one thread per output, a sequential
  * loop over the reduced elements; tile = pass 1, one block per (output,
  * chunk), a chunk being a run of tiles of KF_CG_TILE_ELEMS reduced elements
@@ -212,7 +215,7 @@ typedef struct kf_cg_kabi {
     bool has_c32, has_s32;  /* the 32-bit EW variants exist (see "Variants") */
     bool has_g64;           /* g64 exists: an EW kernel with a direct take (GPUs only) */
     bool branchy;           /* EW whose body branches on its operands on a GPU (division, sqrt, sin, ...) */
-    bool has_h64;           /* h64 exists: branchy or streams >= 2, no take, no coordinates, vecw >= 4 (GPUs only) */
+    bool has_h64;           /* h64 exists: a direct take, or branchy or streams >= 2 and no take; no coordinates, vecw >= 4 (GPUs only) */
     int streams;            /* EW: array args read at the iteration point, each a stream of loads */
     int bsplit;             /* b64 exists (> 0): the KF_CG_BUF_LEAD args are broadcast on dims
                              * 0..bsplit-1 and no other, every other buffer is full */

@@ -1273,6 +1273,23 @@ static void from_raw(E *e, kf_strbuf *o, kf_dtype t, const char *raw)
     }
 }
 
+/* 'const T x<b> = ...': lane l of arg b's words w<b><J> (J: "" or b64's
+ * "[j]"), in the contiguous variants. */
+static void lane_arg(E *e, int b, const char *J, const char *ind)
+{
+    kf_dtype ty = dt(e, e->ki->k->args[b]);
+    char w[16];
+    kf_strbuf x = KF_STRBUF_INIT, y = KF_STRBUF_INIT;
+    kf_snprintf(w, sizeof w, "w%d%s", b, J);
+    lane_get(e, &x, (int)kf_dtype_size(ty), w);
+    from_raw(e, &y, ty, kf_sb_str(&x));
+    P("%sconst %s x%d = %s;\n", ind, CT(e, ty), b, kf_sb_str(&y));
+    if (kf_sb_failed(&x) || kf_sb_failed(&y))
+        e->o->oom = true;
+    kf_sb_free(&x);
+    kf_sb_free(&y);
+}
+
 /* Raw bits (unsigned int, or 64-bit unsigned for 8-byte dtypes) of a compute value. */
 static void to_raw(E *e, kf_strbuf *o, kf_dtype t, const char *v)
 {
@@ -1388,7 +1405,7 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
         }
     }
     bcast_loads(e);
-    kf_strbuf x = KF_STRBUF_INIT, y = KF_STRBUF_INIT;
+    kf_strbuf x = KF_STRBUF_INIT;
     /* b64 moves U vectors a thread, KF_CG_BLOCK apart, in two passes over
      * them: every vector's loads, then each vector's body and stores.  A
      * vector past nvec (in a step's last block) reads vector nvec - 1 and
@@ -1455,6 +1472,28 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
     const char *unroll = U * W * (k->nnodes + ki->nb) <= KF_CG_UNROLL_MAX ? e->unroll : sp->no_unroll;
     char ind[32];   /* the loop over l's body */
     kf_snprintf(ind, sizeof ind, "%s            ", X);
+    /* Direct takes (b64 has none: kf_cg_kinfo.bsplit) are gathered for
+     * every lane before the first lane's math, so that the gathers go out
+     * together (as in g64): the compiler moves no load across the branches
+     * of f64 exp and log.  gather_boxplus (f64) on an H100 in one process
+     * at 2^28: 0.93 of torch.compile with h64, 0.88 with g64
+     * (bench/results/h100-2026-11-28-s20-analysis.md). */
+    const bool gathered = ki->gather && !bc;
+    if (gathered) {
+        for (int i = 0; i < k->nnodes; i++)
+            if (direct_take(e, k->nodes[i]))
+                P("        %s ga%d[%d];\n", CT(e, dt(e, k->nodes[i])), k->nodes[i], W);
+        pragma(e, unroll);
+        P("        for (int l = 0; l < %d; l++) {\n", W);
+        for (int b = 0; b < k->nargs; b++)
+            if (point_arg(e, b) && take_of(e, true, 1, b))
+                lane_arg(e, b, "", ind);
+        gathers(e, NULL, ind);
+        for (int i = 0; i < k->nnodes; i++)
+            if (direct_take(e, k->nodes[i]))
+                P("%sga%d[l] = g%d;\n", ind, k->nodes[i], k->nodes[i]);
+        P("        }\n");
+    }
     pragma(e, unroll);
     P("%s        for (int l = 0; l < %d; l++) {\n", X, W);
     if (ki->coords) {
@@ -1464,20 +1503,11 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
         P("%s * %d + (%s)l;\n", out_v, W, t.IX);
         coords_linear(e, t, "i", ind);
     }
-    for (int b = 0; b < k->nargs; b++) {
-        if (!ki->arg_ew[b] || ki->bcast_all[b])
-            continue;
-        kf_dtype ty = dt(e, k->args[b]);
-        char w[16];
-        kf_snprintf(w, sizeof w, "w%d%s", b, J);
-        kf_sb_reset(&x);
-        kf_sb_reset(&y);
-        lane_get(e, &x, (int)kf_dtype_size(ty), w);
-        from_raw(e, &y, ty, kf_sb_str(&x));
-        P("%s            const %s x%d = %s;\n", X, CT(e, ty), b, kf_sb_str(&y));
-    }
+    for (int b = 0; b < k->nargs; b++)
+        if (point_arg(e, b))
+            lane_arg(e, b, J, ind);
     sinks_decl(e, ind);
-    body_call(e, ind);
+    body_call_at(e, ind, gathered ? "l" : NULL);
     for (int j = 0; j < k->nouts; j++) {
         int b = k->nargs + j;
         kf_dtype ty = dt(e, k->outs[j]);
@@ -1517,9 +1547,13 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
     if (bc)
         P("            }\n        }\n");
     P("    }\n");
-    /* the last n % W elements, one per thread (b64 has whole vectors only:
-     * its launch rule) */
-    if (!bc) {
+    /* the last n % W elements, one per thread.  b64 has whole vectors only
+     * (its launch rule), and so does h64 of a kernel with a direct take
+     * (h64_fits, abi.c): gather_boxplus's f64 lanes took 48 registers with
+     * this loop after them and 30 without (sm_90), five blocks of 256 per
+     * SM instead of eight, and ran 0.86 of torch.compile at 2^28 instead
+     * of 0.93 (bench/results/h100-2026-11-28-s20-analysis.md). */
+    if (!bc && !(var == KF_CG_H64 && gathered)) {
         char start[48];
         kf_snprintf(start, sizeof start, "nvec * %d + tid", W);
         ew_loop(e, t, "i", start, "n", "nth");
@@ -1546,10 +1580,9 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
         P("    }\n");
     }
     P("}\n\n");
-    if (kf_sb_failed(&x) || kf_sb_failed(&y))
+    if (kf_sb_failed(&x))
         e->o->oom = true;
     kf_sb_free(&x);
-    kf_sb_free(&y);
 }
 
 /* -- Reductions ------------------------------------------------------------------------------------ */
