@@ -1005,15 +1005,16 @@ static kf_cg_variant narrow(const kf_cg_kabi *a, const int64_t *meta, kf_cg_vari
 /* A kernel with a direct take leaves one point per thread on a GPU from
  * this many g64 blocks (1024 points) per compute unit: for h64 (vecw / 2
  * neighbouring points a thread, their vectors loaded and their gathers
- * issued together) where the call is contiguous and h64 fits it, else g64.  gather_boxplus
- * (f64, kfbench's permutation) on an H100 (132 SMs), kfbench, one point per
- * thread against g64: 2^21 29.3 against 30.7 us (16 blocks per SM), 2^22
+ * issued together) where the call is contiguous and h64 fits it, else
+ * g64.  gather_boxplus (f64, kfbench's permutation) on an H100 (132 SMs),
+ * kfbench, one point per thread against g64: 2^21 29.3 against 30.7 us (16 blocks per SM), 2^22
  * 52.8-53.2 against 52.6 (31), 2^23 100.1 against 96.6, 2^26 762 against
  * 713, 2^28 3045 against 2827-2859 (bench/results/h100-2026-11-22-s9-g64.md).
  * In one process with torch.compile (s64 / g64 / h64, µs): 2^20 16.9 /
  * 19.3 / 16.9, 2^22 52.5 / 52.3 / 50.6, 2^24 195.8 / 190.7 / 185.2, 2^26
  * 866 / 790 / 790, 2^28 3345 / 3309 / 3100 (torch.compile 16.7, 51.7,
- * 186.0, 726, 2894); a uniformly random permutation at 2^26 ties all
+ * 186.0, 726, 2894; h64 in a second run 720 and 3037 against 721 and
+ * 2856); a uniformly random permutation at 2^26 ties all
  * (bench/results/h100-2026-11-28-s20-analysis.md). */
 enum { G64_BLOCKS_PER_CU = 24 };
 

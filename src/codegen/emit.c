@@ -1472,10 +1472,10 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
     const char *unroll = U * W * (k->nnodes + ki->nb) <= KF_CG_UNROLL_MAX ? e->unroll : sp->no_unroll;
     char ind[32];   /* the loop over l's body */
     kf_snprintf(ind, sizeof ind, "%s            ", X);
-    /* Direct takes (b64 has none: kf_cg_kinfo.bsplit) are gathered for
-     * every lane before the first lane's math, so that the gathers go out
-     * together (as in g64): the compiler moves no load across the branches
-     * of f64 exp and log.  gather_boxplus (f64) on an H100 in one process
+    /* Outside b64 (which gathers at each lane's body call), direct takes
+     * are gathered for every lane before the first lane's math, so that
+     * the gathers go out together (as in g64): the compiler moves no load
+     * across the branches of f64 exp and log.  gather_boxplus (f64) on an H100 in one process
      * at 2^28: 0.93 of torch.compile with h64, 0.88 with g64
      * (bench/results/h100-2026-11-28-s20-analysis.md). */
     const bool gathered = ki->gather && !bc;

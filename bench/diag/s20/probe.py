@@ -13,8 +13,9 @@
 # PROBE=layout (call 3: gather_boxplus's points per thread, 2^20-2^28, and
 # a uniformly random permutation at 2^26) or PROBE=h64 (call 4: the same
 # sizes, kfuse's h64 for kernels with a direct take, from kernels.sh run
-# with a fusec that emits it).
-# Usage: [PROBE=math|ld|layout|h64] python3 bench/diag/s20/probe.py CUBIN_DIR [ROUNDS] [REPS]
+# with a fusec that emits it) or PROBE=h32 (call 7: that h64 edited to 32
+# bits and to a take stride of 1, variants.py).
+# Usage: [PROBE=math|ld|layout|h64|h32] python3 bench/diag/s20/probe.py CUBIN_DIR [ROUNDS] [REPS]
 import ctypes, os, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "s15"))
 import same_process as sp   # takes CUBIN_DIR, ROUNDS, REPS from sys.argv
@@ -86,6 +87,9 @@ def gather_boxplus(n, perm=two_scale_perm, title="gather "):
                  ("v4 nc", var("gb_v4_2", 4, vargs))]
     elif PROBE == "h64":
         rows += [("h64 (emitted)", emitted("h64", 2)), ("v2 nc", var("gb_v2_2", 2, vargs))]
+    elif PROBE == "h32":
+        rows = [("h64 (emitted)", emitted("h64", 2)), ("v2 nc", var("gb_v2_2", 2, vargs))]
+        rows += [("h64 " + v, var("gb_h64_" + v, 2, args)) for v in ("u32", "ts1", "u32_ts1")]
     sp.run(title + lg(n), sets, f, out, rows, False)
     if err.item():
         print("  gather: the kernels flagged an index out of range")
@@ -93,7 +97,10 @@ def gather_boxplus(n, perm=two_scale_perm, title="gather "):
 
 if __name__ == "__main__":
     print(torch.cuda.get_device_name(), torch.__version__, "rounds", sp.ROUNDS, "reps", sp.REPS)
-    if PROBE in ("layout", "h64"):
+    if PROBE == "h32":
+        for e in (22, 26, 28):
+            gather_boxplus(1 << e)
+    elif PROBE in ("layout", "h64"):
         for e in (20, 22, 24, 26, 28):
             gather_boxplus(1 << e)
         gather_boxplus(1 << 26, lambda n: torch.randperm(n, device=sp.dev).to(torch.int32), "gather random ")

@@ -7,7 +7,9 @@
 # - gb_var.cu: the gather_boxplus module, kernels/gb_layouts.cu, and g64
 #   with its gathered load evict_last in L1 and L2 (gb_g64_el, Triton's
 #   hint), in L2 only (gb_g64_l2), or plain (gb_g64_plain: __ldca), and
-#   g64 with two points a thread (gb_g64_k2, a block's 512 points).
+#   g64 with two points a thread (gb_g64_k2, a block's 512 points); and
+#   kfuse's h64 (where fusec emits it for take kernels) in 32 bits
+#   (gb_h64_u32), with the take stride 1 (gb_h64_ts1), and both.
 # Usage: python3 bench/diag/s20/variants.py DIR
 import os, re, sys
 
@@ -52,5 +54,12 @@ parts.append(variant(t, name, "gb_g64_plain", [(load, "__ldca(p0 + i3 * ts0)")])
 parts.append(variant(t, name, "gb_g64_k2", [(" * 4;", " * 2;"), (" * 4 + ", " * 2 + "),
                                              ("[4] = { 0 };", "[2] = { 0 };"), ("3[4];", "3[2];"),
                                              ("k < 4", "k < 2")]))
+if "_h64(" in gb:   # kfuse's h64 of a take kernel (session 20's change): in 32 bits, and with the take stride 1
+    t, name = entry(gb, "h64")
+    u32 = [("    const unsigned long long %s =" % v, "    const unsigned int %s =" % v) for v in ("n", "nvec", "nth", "tid")]
+    u32.append(("for (unsigned long long iv = tid;", "for (unsigned int iv = tid;"))
+    parts.append(variant(t, name, "gb_h64_u32", u32))
+    parts.append(variant(t, name, "gb_h64_ts1", [(load, "p0[i3]")]))
+    parts.append(variant(t, name, "gb_h64_u32_ts1", u32 + [(load, "p0[i3]")]))
 with open(os.path.join(out, "gb_var.cu"), "w") as f:
     f.write("\n".join(parts))
