@@ -965,8 +965,8 @@ void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_varian
  *   gathered load waits on a scattered read, and more threads keep more of
  *   them in flight (gather_boxplus, f64, on an H100, one pass: 28 registers
  *   against 48 and a spill with vectors of 4, and 19 against 24 us at 2^20,
- *   773 against 825 us at 2^26); h64 or g64 takes over at larger sizes,
- *   below.
+ *   773 against 825 us at 2^26); at larger sizes h64 (where it fits the
+ *   call) or g64 (kf_cg_launch_rule) takes over, below.
  * - A body without branches that reads two or more arrays
  *   (kf_cg_kabi.streams) moves 8-byte vectors (h64) where h64's grid fills
  *   WAVE_BLOCKS_PER_CU blocks per compute unit.  On an H100, kfbench A/B
@@ -979,13 +979,35 @@ void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_varian
  *   2^24-2^28: they keep 16 bytes there. */
 enum { WAVE_BLOCKS_PER_CU = 8 };
 
+/* A kernel with a direct take leaves one point per thread on a GPU from
+ * this many g64 blocks (1024 points) per compute unit: for h64 (vecw / 2
+ * neighbouring points a thread, their vectors loaded and their gathers
+ * issued together) where the call is contiguous and h64 fits it (narrow),
+ * else g64 (kf_cg_launch_rule).  gather_boxplus (f64, kfbench's
+ * permutation) on an H100 (132 SMs), kfbench, one point per thread against
+ * g64: 2^21 29.3 against 30.7 us (16 blocks per SM), 2^22 52.8-53.2
+ * against 52.6 (31), 2^23 100.1 against 96.6, 2^26 762 against 713, 2^28
+ * 3045 against 2827-2859 (bench/results/h100-2026-11-22-s9-g64.md).  In
+ * one process with torch.compile (s64 / g64 / h64, µs): 2^20 16.9 / 19.3 /
+ * 16.9, 2^22 52.5 / 52.3 / 50.6, 2^24 195.8 / 190.7 / 185.2, 2^26 866 /
+ * 790 / 790, 2^28 3345 / 3309 / 3100 (torch.compile 16.7, 51.7, 186.0,
+ * 726, 2894; h64 in a second run 720 and 3037 against 721 and 2856); a
+ * uniformly random permutation at 2^26 ties all
+ * (bench/results/h100-2026-11-28-s20-analysis.md). */
+enum { G64_BLOCKS_PER_CU = 24 };
+
+static bool wide_gather(const int64_t *meta, int cu)
+{
+    return cu > 0 && (uint64_t)meta[0] >= (uint64_t)G64_BLOCKS_PER_CU * (uint64_t)cu * KF_CG_BLOCK * KF_CG_GATHER_ELEMS;
+}
+
 static kf_cg_variant narrow(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int cu, bool gpu)
 {
     if (!gpu || (v != KF_CG_C32 && v != KF_CG_C64))
         return v;
     kf_cg_variant s = v == KF_CG_C32 && a->has_s32 ? KF_CG_S32 : KF_CG_S64;
     if (a->ntake)
-        return s;
+        return v == KF_CG_C64 && h64_fits(a, meta) && wide_gather(meta, cu) ? KF_CG_H64 : s;
     if (cu <= 0)
         return v;
     uint64_t n = (uint64_t)meta[0], wc = ew_width(a, v), wh = ew_width(a, KF_CG_H64);
@@ -1002,22 +1024,6 @@ static kf_cg_variant narrow(const kf_cg_kabi *a, const int64_t *meta, kf_cg_vari
     return h && th >= wave ? KF_CG_H64 : s;
 }
 
-/* A kernel with a direct take leaves one point per thread on a GPU from
- * this many g64 blocks (1024 points) per compute unit: for h64 (vecw / 2
- * neighbouring points a thread, their vectors loaded and their gathers
- * issued together) where the call is contiguous and h64 fits it, else
- * g64.  gather_boxplus (f64, kfbench's permutation) on an H100 (132 SMs),
- * kfbench, one point per thread against g64: 2^21 29.3 against 30.7 us (16 blocks per SM), 2^22
- * 52.8-53.2 against 52.6 (31), 2^23 100.1 against 96.6, 2^26 762 against
- * 713, 2^28 3045 against 2827-2859 (bench/results/h100-2026-11-22-s9-g64.md).
- * In one process with torch.compile (s64 / g64 / h64, µs): 2^20 16.9 /
- * 19.3 / 16.9, 2^22 52.5 / 52.3 / 50.6, 2^24 195.8 / 190.7 / 185.2, 2^26
- * 866 / 790 / 790, 2^28 3345 / 3309 / 3100 (torch.compile 16.7, 51.7,
- * 186.0, 726, 2894; h64 in a second run 720 and 3037 against 721 and
- * 2856); a uniformly random permutation at 2^26 ties all
- * (bench/results/h100-2026-11-28-s20-analysis.md). */
-enum { G64_BLOCKS_PER_CU = 24 };
-
 void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units, bool gpu,
                        uint32_t grid_override, kf_cg_launches *out)
 {
@@ -1032,10 +1038,8 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
     }
     if (gpu && (v == KF_CG_S32 || v == KF_CG_S64) && b64_fits(a, meta, addrs))
         v = KF_CG_B64;
-    kf_cg_variant picked = v;
     v = narrow(a, meta, v, compute_units, gpu);
-    if (gpu && a->has_g64 && (v == KF_CG_S32 || v == KF_CG_S64) && compute_units > 0 &&
-        (uint64_t)meta[0] >= (uint64_t)G64_BLOCKS_PER_CU * (uint64_t)compute_units * KF_CG_BLOCK * KF_CG_GATHER_ELEMS)
-        v = picked == KF_CG_C64 && h64_fits(a, meta) ? KF_CG_H64 : KF_CG_G64;
+    if (gpu && a->has_g64 && (v == KF_CG_S32 || v == KF_CG_S64) && wide_gather(meta, compute_units))
+        v = KF_CG_G64;
     launches(a, meta, v, compute_units, gpu, grid_override, out);   /* b64 only where it fits, above */
 }

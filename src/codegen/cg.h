@@ -85,7 +85,7 @@ typedef struct kf_cg_kinfo {
     bool gather;                    /* EW with a direct take (kf_cg_direct_take): g64 exists */
     bool branchy;                   /* EW with an op that branches on its operands on a GPU (abi.c) */
     int streams;                    /* EW: array args read at the point, each its own stream (no take, not broadcast on every dim) */
-    bool half;                      /* h64 exists: branchy or streams >= 2, no take, no coordinates, vecw >= 4 */
+    bool half;                      /* h64 exists: a direct take, or branchy or streams >= 2 and no take; no coordinates, vecw >= 4 */
     int nred;                       /* REDUCE: outs that are reductions */
     /* meta layout (codegen.h): m_chunks only for REDUCE kernels */
     int m_shape, m_strides, m_offsets, m_take, m_chunks, m_count;

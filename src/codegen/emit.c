@@ -1063,6 +1063,26 @@ static void gathers(E *e, const char *live, const char *ind)
     }
 }
 
+/* Arrays ga<n>[K] for the direct takes' values of K points (g64's, a
+ * vector's lanes). */
+static void gathered_decl(E *e, int K)
+{
+    const kf_kernel *k = e->ki->k;
+    for (int i = 0; i < k->nnodes; i++)
+        if (direct_take(e, k->nodes[i]))
+            P("        %s ga%d[%d];\n", CT(e, dt(e, k->nodes[i])), k->nodes[i], K);
+}
+
+/* The direct takes' gathers at a point (gathers), kept in ga<n>[slot]. */
+static void gathers_into(E *e, const char *live, const char *ind, const char *slot)
+{
+    const kf_kernel *k = e->ki->k;
+    gathers(e, live, ind);
+    for (int i = 0; i < k->nnodes; i++)
+        if (direct_take(e, k->nodes[i]))
+            P("%sga%d[%s] = g%d;\n", ind, k->nodes[i], slot, k->nodes[i]);
+}
+
 /* The body's call at the point: its direct takes gathered first, unless
  * gathered: then they are in ga<n>[gathered]. */
 static void body_call_at(E *e, const char *ind, const char *gathered)
@@ -1182,9 +1202,7 @@ static void emit_ew_gather(E *e)
     for (int b = 0; b < k->nargs; b++)
         if (point_arg(e, b))
             P("        %s xa%d[%d] = { 0 };\n", CT(e, dt(e, k->args[b])), b, K);
-    for (int i = 0; i < k->nnodes; i++)
-        if (direct_take(e, k->nodes[i]))
-            P("        %s ga%d[%d];\n", CT(e, dt(e, k->nodes[i])), k->nodes[i], K);
+    gathered_decl(e, K);
     for (int phase = 0; phase < 3; phase++) {
         pragma(e, e->unroll);
         P("        for (int k = 0; k < %d; k++) {\n", K);
@@ -1203,10 +1221,7 @@ static void emit_ew_gather(E *e)
                 if (point_arg(e, b))
                     P("%sxa%d[k] = x%d;\n", in, b, b);
         } else if (phase == 1) {
-            gathers(e, "i < n", in);
-            for (int i = 0; i < k->nnodes; i++)
-                if (direct_take(e, k->nodes[i]))
-                    P("%sga%d[k] = g%d;\n", in, k->nodes[i], k->nodes[i]);
+            gathers_into(e, "i < n", in, "k");
         } else {
             sinks_decl(e, in);
             body_call_at(e, in, "k");
@@ -1475,23 +1490,18 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
     /* Outside b64 (which gathers at each lane's body call), direct takes
      * are gathered for every lane before the first lane's math, so that
      * the gathers go out together (as in g64): the compiler moves no load
-     * across the branches of f64 exp and log.  gather_boxplus (f64) on an H100 in one process
-     * at 2^28: 0.93 of torch.compile with h64, 0.88 with g64
-     * (bench/results/h100-2026-11-28-s20-analysis.md). */
+     * across the branches of f64 exp and log.  gather_boxplus (f64) on an
+     * H100 in one process at 2^28: 0.93 of torch.compile with h64, 0.88
+     * with g64 (bench/results/h100-2026-11-28-s20-analysis.md). */
     const bool gathered = ki->gather && !bc;
     if (gathered) {
-        for (int i = 0; i < k->nnodes; i++)
-            if (direct_take(e, k->nodes[i]))
-                P("        %s ga%d[%d];\n", CT(e, dt(e, k->nodes[i])), k->nodes[i], W);
+        gathered_decl(e, W);
         pragma(e, unroll);
         P("        for (int l = 0; l < %d; l++) {\n", W);
         for (int b = 0; b < k->nargs; b++)
             if (point_arg(e, b) && take_of(e, true, 1, b))
                 lane_arg(e, b, "", ind);
-        gathers(e, NULL, ind);
-        for (int i = 0; i < k->nnodes; i++)
-            if (direct_take(e, k->nodes[i]))
-                P("%sga%d[l] = g%d;\n", ind, k->nodes[i], k->nodes[i]);
+        gathers_into(e, NULL, ind, "l");
         P("        }\n");
     }
     pragma(e, unroll);
