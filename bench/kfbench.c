@@ -799,6 +799,13 @@ static int list_devices(kf_backend be)
     }
 }
 
+#ifdef KFBENCH_ENTRY
+/* The kfbench_inproc module (bench/inproc.py): this program as a function,
+ * run in the process of the peer it is compared with. */
+int KFBENCH_ENTRY(int argc, char **argv);
+#define main KFBENCH_ENTRY
+#endif
+
 int main(int argc, char **argv)
 {
     kf_context_options o = { .backend = KF_BACKEND_AUTO, .device = -1 };

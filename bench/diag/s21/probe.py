@@ -1,0 +1,27 @@
+# Session 21: dot at 2^12 (one tile, one block) in ONE process with
+# torch.compile (s15's harness): kfuse's `tile` as emitted (and its `warpv`
+# on the same call) against hand-written one-block kernels
+# (kernels/dot_small.cu) that separate the block size, the block tree's
+# order and kfuse's prologue (strides, alignment test, 64-bit indices).
+# CUBIN_DIR: kernels.sh's dot.cubin and dot_small.cubin.
+# Usage: python3 bench/diag/s21/probe.py CUBIN_DIR [ROUNDS] [REPS]
+import ctypes, os, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "s18"))
+import probe as s18   # s18's dot case (s15's harness); takes CUBIN_DIR, ROUNDS, REPS from sys.argv
+import torch
+
+sp = s18.sp
+print(torch.cuda.get_device_name(), torch.__version__, "rounds", sp.ROUNDS, "reps", sp.REPS)
+for n in (1 << 12,):
+    case = s18.dot_case(n)
+    sets = case[1]
+    meta = lambda k: case[4](k, [1, 4096])   # one chunk of one tile
+    hand = lambda k: [sp.ptr(sets[k][0].data_ptr()), sp.ptr(sets[k][1].data_ptr()), sp.ptr(case[3].data_ptr()),
+                      ctypes.c_uint32(n)]
+    rows = [("kfuse tile", sp.kf_launcher(sp.kernel("dot.cubin", s18.DOT + "tile"), 1, 256, meta)),
+            ("kfuse warpv", sp.kf_launcher(sp.kernel("dot.cubin", s18.DOT + "warpv"), 1, 256, meta))]
+    for order in ("smem", "shfl"):
+        for t in (256, 512, 1024):
+            rows.append(("%s %d" % (order, t), sp.kf_launcher(sp.kernel("dot_small.cubin", "dot_%s_%d" % (order, t)),
+                                                              1, t, hand)))
+    s18.run(case, rows)
