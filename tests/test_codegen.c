@@ -1381,8 +1381,10 @@ static void test_abi(void)
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARP && L.l[0].grid == 512);
         kf_cg_launch_variant(a, meta, KF_CG_WARPV, 16, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARPV && L.l[0].grid == 512);
-        /* warp runs its loop over outputs once (KF_ONE_PASS): past 8 *
-         * (2^31 - 1) outputs no grid covers them, and tile runs instead */
+        /* warp and tile run their loops over outputs once (KF_ONE_PASS):
+         * past 8 * (2^31 - 1) outputs no warp grid covers them, nor a
+         * tile grid (a block an output), and seq runs instead; off a GPU
+         * tile */
         meta[1] = 8 * (int64_t)INT32_MAX;
         meta[2] = 32;
         kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);
@@ -1390,11 +1392,17 @@ static void test_abi(void)
         meta[1] += 1;
         kf_cg_fill_chunks(a, meta);
         kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_SEQ && L.l[0].grid == 128);
+        kf_cg_launch_rule(a, meta, NULL, 16, false, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_TILE);
-        kf_cg_launch_variant(a, meta, KF_CG_WARP, 16, true, 0, &L);
-        CHECK(L.n == 0);
-        kf_cg_launch_variant(a, meta, KF_CG_WARPV, 16, true, 0, &L);
-        CHECK(L.n == 0);
+        for (kf_cg_variant v = KF_CG_TILE; v <= KF_CG_WARPV; v++) {
+            kf_cg_launch_variant(a, meta, v, 16, true, 0, &L);
+            CHECK_MSG(L.n == 0, "%s", kf_cg_variant_name(v));
+        }
+        meta[1] = INT32_MAX;   /* tile's grid covers 2^31 - 1 outputs of one chunk */
+        kf_cg_fill_chunks(a, meta);
+        kf_cg_launch_variant(a, meta, KF_CG_TILE, 16, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].grid == INT32_MAX);
         meta[1] = 4096;
         meta[2] = 1000;
         meta[4] = -1;   /* reversed rows */

@@ -817,6 +817,14 @@ static bool warp_covers(uint64_t M)
     return (M + WARP_OUTPUTS_PER_BLOCK - 1) / WARP_OUTPUTS_PER_BLOCK <= INT32_MAX;
 }
 
+/* Does tile's grid (a block per output and chunk, kf_cg_fill_chunks)
+ * cover M outputs within CUDA's 2^31 - 1 blocks?  Its loop over them
+ * steps with KF_NEXT too. */
+static bool tile_covers(const kf_cg_kabi *a, const int64_t *meta, uint64_t M)
+{
+    return M * (uint64_t)meta[a->meta_chunks] <= INT32_MAX;
+}
+
 /* Steps of the dims b64 walks outermost, 0..bsplit-1 (at least 1 for a
  * call with elements). */
 static uint64_t outer_steps(const kf_cg_kabi *a, const int64_t *meta)
@@ -907,6 +915,10 @@ static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, 
             out->l[0] = (kf_cg_launch){ v, "", grid, KF_CG_BLOCK };
         } else {
             uint64_t nchunks = (uint64_t)meta[a->meta_chunks];   /* the kernel's (kf_cg_fill_chunks) */
+            if (gpu && !tile_covers(a, meta, M)) {
+                out->n = 0;
+                return;
+            }
             uint32_t grid = grid_for(M * nchunks, 1, compute_units, !gpu, grid_override);
             out->l[0] = (kf_cg_launch){ v, "", grid, KF_CG_BLOCK };
             if (nchunks > 1) {
@@ -1035,6 +1047,12 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
             v = KF_CG_TILE;
         else if (red_gvec(a, meta, addrs))   /* the vector path alone (codegen.h, "warpv") */
             v = KF_CG_WARPV;
+    }
+    if (gpu && v == KF_CG_TILE) {   /* past 2^31 - 1 (output, chunk) pairs seq loops grid-stride */
+        uint64_t M, L;
+        red_sizes(a, meta, &M, &L);
+        if (!tile_covers(a, meta, M))
+            v = KF_CG_SEQ;
     }
     if (gpu && (v == KF_CG_S32 || v == KF_CG_S64) && b64_fits(a, meta, addrs))
         v = KF_CG_B64;

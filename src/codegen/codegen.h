@@ -17,8 +17,8 @@
  * grid of blocks of exactly KF_CG_BLOCK threads (OpenCL: local size
  * KF_CG_BLOCK, global size grid * KF_CG_BLOCK) and loops grid-stride, so any
  * grid of at least one block is correct; kf_cg_launch_rule picks the grid.
- * Built with KF_ONE_PASS defined, the elementwise loops and warp's loop
- * over outputs run at most once: then only a grid that covers the space
+ * Built with KF_ONE_PASS defined, the elementwise loops and the loops of
+ * warp and tile over outputs run at most once: then only a grid that covers the space
  * (kf_cg_launch_rule with gpu set and no grid_override) is correct
  * (docs/codegen.md, "One pass").
  *
@@ -296,7 +296,8 @@ typedef struct kf_cg_launches {
  * that fits b64 runs b64: args broadcast on the leading bsplit dims, every
  * other buffer row-major contiguous and 16-byte aligned, the other dims a
  * whole number of vectors; a tile with several chunks per output is one
- * launch, combining them itself; off a GPU, tile replaces warp, whose bits
+ * launch, combining them itself, and seq replaces a tile that would need
+ * more than 2^31 - 1 blocks (one per output and chunk); off a GPU, tile replaces warp, whose bits
  * it gives, and comb follows a tile with several chunks per output) and the
  * scratch size.
  * grid_override > 0 forces the grid of every launch (tests: results must

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The kernels bench/diag/s21/probe.py loads, into DIR: dot.cu (`fusec emit
-# --target cuda` of bench/workloads.kir's dot) and kernels/dot_small.cu; on
+# --target cuda` of bench/workloads.kir's dot), kernels/dot_small.cu and
+# variants.py's dot_var.cu; on
 # the GPU machine CUBIN=1 builds each .cu in DIR (nvcc -cubin -arch=sm_90
 # -O3 -DKF_ONE_PASS) and writes their registers and SASS instruction counts
 # (all, and before the first global load) to DIR/sass.txt.
@@ -25,3 +26,4 @@ if [ "${CUBIN:-0}" = 1 ]; then
 fi
 "$1" emit --target cuda "$here/../../workloads.kir" --graph dot > "$out/dot.cu"
 cp "$here/kernels/dot_small.cu" "$out/"
+python3 "$here/variants.py" "$out"

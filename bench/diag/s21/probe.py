@@ -3,15 +3,27 @@
 # on the same call) against hand-written one-block kernels
 # (kernels/dot_small.cu) that separate the block size, the block tree's
 # order and kfuse's prologue (strides, alignment test, 64-bit indices).
-# CUBIN_DIR: kernels.sh's dot.cubin and dot_small.cubin.
-# Usage: python3 bench/diag/s21/probe.py CUBIN_DIR [ROUNDS] [REPS]
+# CUBIN_DIR: kernels.sh's dot.cubin and dot_small.cubin, and with PROBE=var
+# (call 3) variants.py's dot_var.cubin: `tile` edited part by part; PROBE=new
+# (call 4): `tile` before (dot.cubin) and after the change (dot_new.cubin:
+# one pass, the chunk arithmetic only with several chunks) at 2^12-2^24,
+# the launch rule's chunks.
+# Usage: [PROBE=hand|var|new] python3 bench/diag/s21/probe.py CUBIN_DIR [ROUNDS] [REPS]
 import ctypes, os, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "s18"))
 import probe as s18   # s18's dot case (s15's harness); takes CUBIN_DIR, ROUNDS, REPS from sys.argv
 import torch
 
 sp = s18.sp
+PROBE = os.environ.get("PROBE", "hand")
 print(torch.cuda.get_device_name(), torch.__version__, "rounds", sp.ROUNDS, "reps", sp.REPS)
+if PROBE == "new":
+    for e in (12, 16, 20, 24):
+        case, c = s18.dot_case(1 << e), s18.chunks(1, 1 << e, new=True)
+        per = (s18.ntiles_of(1 << e) + c - 1) // c
+        s18.run(case, [s18.hc("tile before (%d chunks)" % c, "dot.cubin", s18.DOT + "tile", 1, c, per, case[4]),
+                       s18.hc("tile after", "dot_new.cubin", s18.DOT + "tile", 1, c, per, case[4])])
+    sys.exit(0)
 for n in (1 << 12,):
     case = s18.dot_case(n)
     sets = case[1]
@@ -20,8 +32,14 @@ for n in (1 << 12,):
                       ctypes.c_uint32(n)]
     rows = [("kfuse tile", sp.kf_launcher(sp.kernel("dot.cubin", s18.DOT + "tile"), 1, 256, meta)),
             ("kfuse warpv", sp.kf_launcher(sp.kernel("dot.cubin", s18.DOT + "warpv"), 1, 256, meta))]
-    for order in ("smem", "shfl"):
-        for t in (256, 512, 1024):
-            rows.append(("%s %d" % (order, t), sp.kf_launcher(sp.kernel("dot_small.cubin", "dot_%s_%d" % (order, t)),
-                                                              1, t, hand)))
+    hand_rows = (("smem", 256), ("shfl", 512)) if PROBE == "var" else \
+        [(o, t) for o in ("smem", "shfl") for t in (256, 512, 1024)]
+    for order, t in hand_rows:
+        rows.append(("%s %d" % (order, t), sp.kf_launcher(sp.kernel("dot_small.cubin", "dot_%s_%d" % (order, t)),
+                                                          1, t, hand)))
+    if PROBE == "var":
+        rows.append(("smem 256, kfuse's params", sp.kf_launcher(sp.kernel("dot_small.cubin", "dot_smem_meta"), 1, 256,
+                                                                 meta)))
+        rows += [("tile " + v, sp.kf_launcher(sp.kernel("dot_var.cubin", "dot_tile_" + v), 1, 256, meta))
+                 for v in ("ng", "1c", "ng1c", "lean")]
     s18.run(case, rows)

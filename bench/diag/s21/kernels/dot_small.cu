@@ -81,3 +81,55 @@ extern "C" __global__ void __launch_bounds__(T) dot_shfl_##T(const float *__rest
 DEFINE_DOT(256)
 DEFINE_DOT(512)
 DEFINE_DOT(1024)
+
+/* dot_smem_256 with kfuse's parameters: the meta block by value (n from
+ * its entry 1, as `tile` reads d0) and the scratch pointer. */
+typedef struct {
+    long long v[10];
+} dot_meta;
+extern "C" __global__ void __launch_bounds__(256) dot_smem_meta(const float *__restrict__ x,
+    const float *__restrict__ y, float *__restrict__ out, const dot_meta m, unsigned char *__restrict__ scratch)
+{
+    enum { T = 256, V = 4 };
+    __shared__ float sv[T];
+    const unsigned n = (unsigned)m.v[1];
+    const unsigned lid = threadIdx.x;
+    float4 a[V], b[V];
+#pragma unroll
+    for (int v = 0; v < V; v++) {
+        const unsigned i = (v * T + lid) * 4;
+        if (i < n) {
+            a[v] = ((const float4 *)x)[i / 4];
+            b[v] = ((const float4 *)y)[i / 4];
+        } else {
+            a[v] = b[v] = make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+    }
+    float acc = 0.f;
+#pragma unroll
+    for (int v = 0; v < V; v++) {
+        acc = __fadd_rn(acc, __fmul_rn(a[v].x, b[v].x));
+        acc = __fadd_rn(acc, __fmul_rn(a[v].y, b[v].y));
+        acc = __fadd_rn(acc, __fmul_rn(a[v].z, b[v].z));
+        acc = __fadd_rn(acc, __fmul_rn(a[v].w, b[v].w));
+    }
+    sv[lid] = acc;
+    __syncthreads();
+    if (lid < 32) {
+        float w[8];
+#pragma unroll
+        for (int v = 0; v < 8; v++)
+            w[v] = sv[lid + 32 * v];
+        w[0] = __fadd_rn(w[0], w[4]);
+        w[1] = __fadd_rn(w[1], w[5]);
+        w[2] = __fadd_rn(w[2], w[6]);
+        w[3] = __fadd_rn(w[3], w[7]);
+        w[0] = __fadd_rn(w[0], w[2]);
+        w[1] = __fadd_rn(w[1], w[3]);
+        acc = __fadd_rn(w[0], w[1]);
+        for (int s = 16; s > 0; s >>= 1)
+            acc = __fadd_rn(acc, __shfl_down_sync(0xffffffffu, acc, s));
+        if (lid == 0)
+            out[0] = acc;
+    }
+}
