@@ -18,9 +18,9 @@
  * KF_CG_BLOCK, global size grid * KF_CG_BLOCK) and loops grid-stride, so any
  * grid of at least one block is correct; kf_cg_launch_rule picks the grid.
  * Built with KF_ONE_PASS defined, the elementwise loops and the loops of
- * warp and tile over outputs run at most once: then only a grid that covers the space
- * (kf_cg_launch_rule with gpu set and no grid_override) is correct
- * (docs/codegen.md, "One pass").
+ * warp and tile over outputs run at most once: then only a grid that
+ * covers the space (kf_cg_launch_rule with gpu set and no grid_override)
+ * is correct (docs/codegen.md, "One pass").
  *
  * Parameters, in this order, identical for every variant of a kernel:
  *   1. one device pointer per k->args[i]   (CUDA: const T *__restrict__,
@@ -297,9 +297,9 @@ typedef struct kf_cg_launches {
  * other buffer row-major contiguous and 16-byte aligned, the other dims a
  * whole number of vectors; a tile with several chunks per output is one
  * launch, combining them itself, and seq replaces a tile that would need
- * more than 2^31 - 1 blocks (one per output and chunk); off a GPU, tile replaces warp, whose bits
- * it gives, and comb follows a tile with several chunks per output) and the
- * scratch size.
+ * more than 2^31 - 1 blocks (one per output and chunk); off a GPU, tile
+ * replaces warp, whose bits it gives, and comb follows a tile with several
+ * chunks per output) and the scratch size.
  * grid_override > 0 forces the grid of every launch (tests: results must
  * not change, in a build without KF_ONE_PASS). */
 void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units, bool gpu,
