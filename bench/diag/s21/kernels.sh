@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The kernels bench/diag/s21/probe.py loads, into DIR: dot.cu (`fusec emit
-# --target cuda` of bench/workloads.kir's dot), kernels/dot_small.cu and
-# variants.py's dot_var.cu; on
+# The kernels bench/diag/s21/probe.py loads, into DIR: dot.cu and
+# discount.cu (`fusec emit --target cuda` of bench/workloads.kir),
+# kernels/dot_small.cu, session 16's flat discount kernels
+# (../s16/kernels/layouts.cu) and variants.py's dot_var.cu and
+# disc_var.cu; on
 # the GPU machine CUBIN=1 builds each .cu in DIR (nvcc -cubin -arch=sm_90
 # -O3 -DKF_ONE_PASS) and writes their registers and SASS instruction counts
 # (all, and before the first global load) to DIR/sass.txt.
@@ -24,6 +26,8 @@ if [ "${CUBIN:-0}" = 1 ]; then
     done
     exit 0
 fi
-"$1" emit --target cuda "$here/../../workloads.kir" --graph dot > "$out/dot.cu"
-cp "$here/kernels/dot_small.cu" "$out/"
+for g in dot discount; do
+    "$1" emit --target cuda "$here/../../workloads.kir" --graph $g > "$out/$g.cu"
+done
+cp "$here/kernels/dot_small.cu" "$here/../s16/kernels/layouts.cu" "$out/"
 python3 "$here/variants.py" "$out"
