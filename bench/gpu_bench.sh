@@ -2,8 +2,9 @@
 # The GPU benchmark in one command, on the GPU machine (bench/README.md):
 # build kfbench (bench/gpu_env.sh), run it on CUDA and on NVIDIA's OpenCL,
 # run bench/peers.py (CuPy, PyTorch, JAX) and bench/report.py; the CSVs (one
-# per system), the report and its plot go to $OUT and bench/results/ as
-# NAME* (default GPU-DATE).
+# per system), the report and its plot go to bench/results/ as NAME*
+# (default GPU-DATE), and to $OUT as NAME.md, NAME.png and NAME.tgz (the
+# CSVs, the systems' logs and every round's CSVs).
 # Sizes up to 2^ROUNDS_UPTO (default 22) run in ROUNDS rounds (default 3),
 # every system once a round, and the report takes each row's median round:
 # one process's times drift by 2-3% from the next's at those sizes, as much
@@ -88,4 +89,8 @@ python3 bench/report.py --gpu "$gpu" --date "$date" --name "$name" --out-dir "$O
 mkdir -p bench/results
 cp "${csvs[@]}" "$OUT/$name.md" bench/results/ && { [ ! -e "$OUT/$name.png" ] || cp "$OUT/$name.png" bench/results/; }
 sed -n '/^## Targets/,/^## Launch/p' "$OUT/$name.md" | head -12
-step "done: $OUT/$name.md"
+# $OUT keeps the report, its plot and one archive of the rest (CSVs, logs,
+# rounds): the device tool brings back at most 8 files (session 21 lost
+# the peers' CSVs of a run that left 17 there)
+(cd "$OUT" && tar czf "$name.tgz" "$name"-*.csv "$name"-*.txt rounds && rm -rf "$name"-*.csv "$name"-*.txt rounds)
+step "done: $OUT/$name.md, $OUT/$name.tgz"
