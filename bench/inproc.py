@@ -20,27 +20,27 @@ import argparse
 import csv
 import ctypes
 import os
+import shutil
 import statistics
 import sys
 import tempfile
 import time
-
-import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peers  # noqa: E402
 
 
 def kfuse_run(mod, kir, graph, lg, reps, seed, path):
-    """One kfbench run of graph at 2^lg: (ms, fraction of its copy)."""
+    """One kfbench run of graph at 2^lg: its median ms per launch."""
     argv = [b"kfbench", b"--backend", b"cuda", b"--sizes", str(lg).encode(), b"--reps", str(reps).encode(),
             b"--seed", str(seed).encode(), b"--csv", path.encode(), kir.encode(), graph.encode()]
     rc = mod.kfbench_main(len(argv), (ctypes.c_char_p * len(argv))(*argv))
     ctypes.CDLL(None).fflush(None)  # kfbench's lines before ours
-    rows = [r for r in csv.DictReader(open(path)) if r["workload"] == graph]
+    with open(path) as f:
+        rows = [r for r in csv.DictReader(f) if r["workload"] == graph]
     if rc != 0 or len(rows) != 1:
         raise RuntimeError(f"kfbench {graph} 2^{lg}: exit status {rc}, {len(rows)} rows")
-    return float(rows[0]["ms"]), float(rows[0]["ratio"])
+    return float(rows[0]["ms"])
 
 
 def main():
@@ -92,7 +92,7 @@ def main():
                 for side in ("kf", "tc") if r % 2 == 0 else ("tc", "kf"):
                     if side == "kf":
                         kf.append(kfuse_run(mod, a.kir, name, lg, a.reps, a.seed + lg,
-                                            os.path.join(tmp, "kf.csv"))[0])
+                                            os.path.join(tmp, "kf.csv")))
                     else:
                         tc.append(peers.time_row(lib, fns[name], sets, a.reps)[0])
             del sets
@@ -105,10 +105,12 @@ def main():
                     f"| {wins} of {a.rounds} |")
             lines.append(line)
             peers.log(line + f"  ({time.perf_counter() - t0:.1f} s)")
+    shutil.rmtree(tmp)
     table = "\n".join(lines) + "\n"
     print(table)
     if a.out:
-        open(a.out, "w").write(table)
+        with open(a.out, "w") as f:
+            f.write(table)
     return 0
 
 
