@@ -905,7 +905,8 @@ static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, 
         red_sizes(a, meta, &M, &L);
         bool warp = v == KF_CG_WARP || v == KF_CG_WARPV;
         if (M == 0 || (v != KF_CG_SEQ && v != KF_CG_TILE && !warp) ||
-            (warp && (L > KF_CG_TILE_ELEMS || !gpu || !warp_covers(M))))   /* KF_ONE_PASS: a covering grid */
+            (warp && (L > KF_CG_TILE_ELEMS || !gpu || !warp_covers(M))) ||
+            (v == KF_CG_TILE && gpu && !tile_covers(a, meta, M)))   /* KF_ONE_PASS: a covering grid */
             return;
         out->n = 1;
         if (v == KF_CG_SEQ) {
@@ -915,10 +916,6 @@ static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, 
             out->l[0] = (kf_cg_launch){ v, "", grid, KF_CG_BLOCK };
         } else {
             uint64_t nchunks = (uint64_t)meta[a->meta_chunks];   /* the kernel's (kf_cg_fill_chunks) */
-            if (gpu && !tile_covers(a, meta, M)) {
-                out->n = 0;
-                return;
-            }
             uint32_t grid = grid_for(M * nchunks, 1, compute_units, !gpu, grid_override);
             out->l[0] = (kf_cg_launch){ v, "", grid, KF_CG_BLOCK };
             if (nchunks > 1) {
@@ -1040,18 +1037,16 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
                        uint32_t grid_override, kf_cg_launches *out)
 {
     kf_cg_variant v = kf_cg_pick_variant(a, meta, addrs);
-    if (v == KF_CG_WARP) {   /* a GPU variant; tile gives its bits (emit.c emits it only there) */
+    if (v == KF_CG_WARP || v == KF_CG_TILE) {
         uint64_t M, L;
         red_sizes(a, meta, &M, &L);
-        if (!gpu || !warp_covers(M))
-            v = KF_CG_TILE;
-        else if (red_gvec(a, meta, addrs))   /* the vector path alone (codegen.h, "warpv") */
-            v = KF_CG_WARPV;
-    }
-    if (gpu && v == KF_CG_TILE) {   /* past 2^31 - 1 (output, chunk) pairs seq loops grid-stride */
-        uint64_t M, L;
-        red_sizes(a, meta, &M, &L);
-        if (!tile_covers(a, meta, M))
+        if (v == KF_CG_WARP) {   /* a GPU variant; tile gives its bits (emit.c emits it only there) */
+            if (!gpu || !warp_covers(M))
+                v = KF_CG_TILE;
+            else if (red_gvec(a, meta, addrs))   /* the vector path alone (codegen.h, "warpv") */
+                v = KF_CG_WARPV;
+        }
+        if (gpu && v == KF_CG_TILE && !tile_covers(a, meta, M))   /* KF_ONE_PASS: seq loops grid-stride */
             v = KF_CG_SEQ;
     }
     if (gpu && (v == KF_CG_S32 || v == KF_CG_S64) && b64_fits(a, meta, addrs))
