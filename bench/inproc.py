@@ -14,12 +14,18 @@ peers.py's timed row on torch's own input sets.  Both count and time exactly
 as the benchmark does (bench/README.md).  The table gives each system's
 median over the rounds, their range and the rounds kfuse won.
 
-Usage: inproc.py WORKLOADS.kir [GRAPH...] [--sizes 12,20] [--rounds 5]
-                 [--reps 50] [--module build/gpu/libkfbench_inproc.so] [--out FILE.md]"""
+--literal adds a third system: kfuse on a copy of each graph whose symbols
+are the size's literal values (the benchmark's size table), so its kernels
+are specialised to the shape as torch.compile's are (peers.py compiles with
+dynamic=False); kfuse's own kernels serve every size of a symbol.
+
+Usage: inproc.py WORKLOADS.kir [GRAPH...] [--sizes 12,20] [--rounds 5] [--reps 50]
+                 [--literal] [--module build/gpu/libkfbench_inproc.so] [--out FILE.md]"""
 import argparse
 import csv
 import ctypes
 import os
+import re
 import shutil
 import statistics
 import sys
@@ -43,6 +49,22 @@ def kfuse_run(mod, kir, graph, lg, reps, seed, path):
     return float(rows[0]["ms"])
 
 
+def literal_kir(path, g, n, out):
+    """Write graph g of path to out with its symbols replaced by their
+    values at size n (peers.sym_sizes: the benchmark's size table)."""
+    vals = peers.sym_sizes(g, n)
+    text = open(path).read()
+    block = re.search(r"^graph %s\(.*?^\}" % g["name"], text, re.M | re.S)[0]
+    dims = lambda m: re.sub(r"\b(\w+)\b", lambda t: str(vals.get(t[1], t[1])), m[0])
+    with open(out, "w") as f:
+        f.write("kfuse 1\n" + re.sub(r"\[[^\]]*\]", dims, block) + "\n")
+    return out
+
+
+def stat(xs):
+    return f"{statistics.median(xs) * 1e3:.3f} ({min(xs) * 1e3:.3f}-{max(xs) * 1e3:.3f})"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("kir")
@@ -51,6 +73,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--seed", type=int, default=20240607)
+    ap.add_argument("--literal", action="store_true", help="also kfuse on the graphs with literal shapes")
     ap.add_argument("--module", default="build/gpu/libkfbench_inproc.so")
     ap.add_argument("--out", help="also write the table to this Markdown file")
     a = ap.parse_intermixed_args()
@@ -77,8 +100,10 @@ def main():
         else:
             peers.log(f"torch.compile: {name}: WRONG at N=2^12, not timed")
     tmp = tempfile.mkdtemp(prefix="inproc")
+    lit = " | kfuse literal us (rounds) | of copy | literal / torch.compile | rounds literal faster" if a.literal else ""
     lines = ["| workload | N | kfuse-cuda us (rounds) | of copy | torch.compile us (rounds) | of copy "
-             "| kfuse speed / torch.compile | rounds kfuse faster |", "|---|---|---|---|---|---|---|---|"]
+             "| kfuse speed / torch.compile | rounds kfuse faster" + lit + " |",
+             "|---|---|---|---|---|---|---|---|" + "---|---|---|---|" * a.literal]
     for lg in [int(s) for s in a.sizes.split(",")]:
         n = 1 << lg
         for name in (x for x in names if x in fns):
@@ -87,24 +112,30 @@ def main():
             floor = peers.byte_floor(g, host)
             nsets = max(1, min(-(-peers.ROTATE_BYTES // floor), 10000, int(lib.free_memory() / 4 // floor)))
             sets = lib.rotate(host, nsets)
-            kf, tc = [], []
+            kirs = {"kf": a.kir}
+            if a.literal:
+                kirs["kl"] = literal_kir(a.kir, g, n, os.path.join(tmp, "literal.kir"))
+            times = {side: [] for side in list(kirs) + ["tc"]}
             for r in range(a.rounds):
-                for side in ("kf", "tc") if r % 2 == 0 else ("tc", "kf"):
-                    if side == "kf":
-                        kf.append(kfuse_run(mod, a.kir, name, lg, a.reps, a.seed + lg,
-                                            os.path.join(tmp, "kf.csv")))
+                order = list(times) if r % 2 == 0 else list(times)[::-1]
+                for side in order:
+                    if side == "tc":
+                        times[side].append(peers.time_row(lib, fns[name], sets, a.reps)[0])
                     else:
-                        tc.append(peers.time_row(lib, fns[name], sets, a.reps)[0])
+                        times[side].append(kfuse_run(mod, kirs[side], name, lg, a.reps, a.seed + lg,
+                                                     os.path.join(tmp, "kf.csv")))
             del sets
             lib.release()
-            k, t = statistics.median(kf), statistics.median(tc)
-            wins = sum(x < y for x, y in zip(kf, tc))
-            gb = lambda ms: floor / ms / 1e6 / copy_gbps
-            line = (f"| {name} | 2^{lg} | {k * 1e3:.3f} ({min(kf) * 1e3:.3f}-{max(kf) * 1e3:.3f}) | {gb(k):.3f} "
-                    f"| {t * 1e3:.3f} ({min(tc) * 1e3:.3f}-{max(tc) * 1e3:.3f}) | {gb(t):.3f} | {t / k:.3f} "
-                    f"| {wins} of {a.rounds} |")
-            lines.append(line)
-            peers.log(line + f"  ({time.perf_counter() - t0:.1f} s)")
+            t = statistics.median(times["tc"])
+            gb = lambda xs: floor / statistics.median(xs) / 1e6 / copy_gbps
+            vs = lambda xs: (f"{t / statistics.median(xs):.3f} | "
+                             f"{sum(x < y for x, y in zip(xs, times['tc']))} of {a.rounds}")
+            line = (f"| {name} | 2^{lg} | {stat(times['kf'])} | {gb(times['kf']):.3f} | {stat(times['tc'])} "
+                    f"| {gb(times['tc']):.3f} | {vs(times['kf'])}")
+            if a.literal:
+                line += f" | {stat(times['kl'])} | {gb(times['kl']):.3f} | {vs(times['kl'])}"
+            lines.append(line + " |")
+            peers.log(line + f" |  ({time.perf_counter() - t0:.1f} s)")
     shutil.rmtree(tmp)
     table = "\n".join(lines) + "\n"
     print(table)
