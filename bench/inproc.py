@@ -19,8 +19,11 @@ are the size's literal values (the benchmark's size table), so its kernels
 are specialised to the shape as torch.compile's are (peers.py compiles with
 dynamic=False); kfuse's own kernels serve every size of a symbol.
 
+--stream legacy runs kfuse on CUDA's legacy default stream (kf_stream_wrap),
+where peers.py times torch.compile, instead of a stream of its own.
+
 Usage: inproc.py WORKLOADS.kir [GRAPH...] [--sizes 12,20] [--rounds 5] [--reps 50]
-                 [--literal] [--module build/gpu/libkfbench_inproc.so] [--out FILE.md]"""
+                 [--literal] [--stream own|legacy] [--module build/gpu/libkfbench_inproc.so] [--out FILE.md]"""
 import argparse
 import csv
 import ctypes
@@ -36,10 +39,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peers  # noqa: E402
 
 
-def kfuse_run(mod, kir, graph, lg, reps, seed, path):
-    """One kfbench run of graph at 2^lg: its median ms per launch."""
+def kfuse_run(mod, kir, graph, lg, reps, seed, path, stream="own"):
+    """One kfbench run of graph at 2^lg on its own stream or CUDA's legacy
+    default stream: its median ms per launch."""
     argv = [b"kfbench", b"--backend", b"cuda", b"--sizes", str(lg).encode(), b"--reps", str(reps).encode(),
-            b"--seed", str(seed).encode(), b"--csv", path.encode(), kir.encode(), graph.encode()]
+            b"--seed", str(seed).encode(), b"--csv", path.encode(), b"--stream", stream.encode(), kir.encode(),
+            graph.encode()]
     rc = mod.kfbench_main(len(argv), (ctypes.c_char_p * len(argv))(*argv))
     ctypes.CDLL(None).fflush(None)  # kfbench's lines before ours
     with open(path) as f:
@@ -74,6 +79,7 @@ def main():
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--seed", type=int, default=20240607)
     ap.add_argument("--literal", action="store_true", help="also kfuse on the graphs with literal shapes")
+    ap.add_argument("--stream", choices=("own", "legacy"), default="own", help="kfuse's stream")
     ap.add_argument("--module", default="build/gpu/libkfbench_inproc.so")
     ap.add_argument("--out", help="also write the table to this Markdown file")
     a = ap.parse_intermixed_args()
@@ -123,7 +129,7 @@ def main():
                         times[side].append(peers.time_row(lib, fns[name], sets, a.reps)[0])
                     else:
                         times[side].append(kfuse_run(mod, kirs[side], name, lg, a.reps, a.seed + lg,
-                                                     os.path.join(tmp, "kf.csv")))
+                                                     os.path.join(tmp, "kf.csv"), a.stream))
             del sets
             lib.release()
             t = statistics.median(times["tc"])

@@ -763,7 +763,7 @@ static bool bench_launch(bench *b, const kf_module *m, int device)
 static int usage(void)
 {
     fprintf(stderr, "usage: kfbench [--backend cuda|opencl|cpu] [--device I] [--sizes 12,20,26,28] [--reps N]\n"
-                    "               [--seed S] [--csv FILE] [--launch] WORKLOADS.kir [GRAPH...]\n"
+                    "               [--seed S] [--csv FILE] [--launch] [--stream own|legacy] WORKLOADS.kir [GRAPH...]\n"
                     "       kfbench --list [--backend B]    (the backend's devices, by index)\n");
     return 2;
 }
@@ -811,7 +811,7 @@ int main(int argc, char **argv)
     kf_context_options o = { .backend = KF_BACKEND_AUTO, .device = -1 };
     bench b = { .reps = 50, .seed = 20240607 };
     int logs[16] = { 12, 20, 26, 28 }, nlogs = 4;
-    bool launch = false, list = false;
+    bool launch = false, list = false, legacy = false;
     const char *csv = NULL, *kir = NULL;
     int first_graph = argc;
     for (int i = 1; i < argc; i++) {
@@ -843,6 +843,10 @@ int main(int argc, char **argv)
             b.seed = strtoull(argv[++i], NULL, 0);
         } else if (strcmp(a, "--csv") == 0) {
             csv = argv[++i];
+        } else if (strcmp(a, "--stream") == 0) {   /* own: kf_stream_create; legacy: CUDA's, as the peers' */
+            legacy = strcmp(argv[++i], "legacy") == 0;
+            if (!legacy && strcmp(argv[i], "own") != 0)
+                return usage();
         } else if (a[0] == '-') {
             return usage();
         } else {
@@ -869,8 +873,9 @@ int main(int argc, char **argv)
     }
     kf_context_info(b.ctx, &b.info);
     snprintf(b.system, sizeof b.system, "kfuse-%s", kf_backend_name(b.info.backend));
-    printf("# kfbench: %s on %s (%s, driver %s, %.1f GiB, %d compute units)\n", b.system, b.info.name, b.info.arch,
-           b.info.driver, b.info.memory_bytes / 1073741824.0, b.info.compute_units);
+    printf("# kfbench: %s on %s (%s, driver %s, %.1f GiB, %d compute units)%s\n", b.system, b.info.name, b.info.arch,
+           b.info.driver, b.info.memory_bytes / 1073741824.0, b.info.compute_units,
+           legacy ? "; on CUDA's legacy default stream" : "");
     int rc = 1;
     if (csv && !(b.csv = fopen(csv, "w"))) {
         fprintf(stderr, "kfbench: cannot write %s\n", csv);
@@ -878,7 +883,7 @@ int main(int argc, char **argv)
     }
     if (b.csv)
         fprintf(b.csv, "system,workload,n,ms,gbps,copy_gbps,ratio,kernels\n");
-    if (kf_stream_create(b.ctx, &b.st) != KF_OK)
+    if ((legacy ? kf_stream_wrap(b.ctx, NULL, &b.st) : kf_stream_create(b.ctx, &b.st)) != KF_OK)
         goto device;
     for (int k = 0; k <= MAX_REPS && k <= b.reps + 3; k++)
         if (kf_event_create(b.ctx, &b.ev[k]) != KF_OK)

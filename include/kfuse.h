@@ -405,6 +405,18 @@ KF_API kf_view kf_view_dense(kf_buffer *buf, size_t offset, kf_dtype t, int rank
 /* Streams are ordered queues of copies and launches; NULL in any call means
  * the context's default stream.  Events mark a point in a stream. */
 KF_API kf_status kf_stream_create(kf_context *ctx, kf_stream **out);
+/* A stream over a native stream the caller owns, to queue kfuse's work in
+ * order with another library's on the same device (its current stream).
+ * CUDA: a CUstream of the device's primary context, which the CUDA
+ * libraries on that device share (torch.cuda.current_stream().cuda_stream,
+ * CuPy's stream.ptr), or NULL / CU_STREAM_LEGACY for the legacy default
+ * stream and CU_STREAM_PER_THREAD; a stream of another CUDA context is
+ * KF_ERR_CONTEXT, an invalid one KF_ERR_DEVICE.  The OpenCL and CPU
+ * backends take none (KF_ERR_UNSUPPORTED).  The native stream must outlive
+ * the kf_stream; kf_stream_destroy waits for the work kfuse queued on it
+ * and never destroys it.  CUDA cannot capture its legacy default stream:
+ * kf_capture_begin refuses such a wrap (KF_ERR_INVALID_ARG). */
+KF_API kf_status kf_stream_wrap(kf_context *ctx, void *native, kf_stream **out);
 KF_API void kf_stream_destroy(kf_stream *s);
 /* Wait until everything queued on s is done.  Reports KF_ERR_INDEX when a
  * take in a kernel run on s since the last synchronisation (or in a replay

@@ -59,6 +59,9 @@ typedef struct kf_backend_ops {
     kf_status (*launch)(void *dev, void *fn, uint64_t grid, uint32_t block, const kf_rt_arg *args, int nargs,
                         void *stream, kf_rt_err *err);
     kf_status (*stream_create)(void *dev, void **stream, kf_rt_err *err);
+    /* The backend's handle for a native stream of the device's context
+     * (kf_stream_wrap), checked; NULL where the backend takes none. */
+    kf_status (*stream_wrap)(void *dev, void *native, void **stream, kf_rt_err *err);
     void (*stream_destroy)(void *dev, void *stream);
     kf_status (*stream_sync)(void *dev, void *stream, kf_rt_err *err);
     kf_status (*event_create)(void *dev, void **event, kf_rt_err *err);

@@ -286,7 +286,7 @@ static void stream_release(kf_context *ctx, kf_stream *s)
             ctx->be->free(ctx->dev, s->arena[i]);
     if (s->flag)
         ctx->be->free(ctx->dev, s->flag);
-    if (s->h)
+    if (s->h && !s->wrapped)
         ctx->be->stream_destroy(ctx->dev, s->h);
     pthread_mutex_destroy(&s->lock);
     free(s);
@@ -492,20 +492,28 @@ kf_status kf_copy(kf_buffer *dst, size_t dstoff, const kf_buffer *src, size_t sr
 
 /* -- Streams -------------------------------------------------------------------- */
 
-kf_status kf_stream_create(kf_context *ctx, kf_stream **out)
+/* A new stream of ctx over a backend stream: created, or the caller's
+ * native one (wrap). */
+static kf_status stream_new(kf_context *ctx, void *native, bool wrap, kf_stream **out)
 {
+    const char *fn = wrap ? "kf_stream_wrap" : "kf_stream_create";
     if (!ctx || !out)
         return KF_ERR_INVALID_ARG;
     *out = NULL;
+    if (wrap && !ctx->be->stream_wrap)
+        return kf_rt_fail(ctx, KF_ERR_UNSUPPORTED, "kf_stream_wrap: the %s backend takes no native streams",
+                          kf_backend_name(ctx->info.backend));
     kf_stream *s = calloc(1, sizeof *s);
     if (!s)
-        return kf_rt_fail(ctx, KF_ERR_NO_MEMORY, "kf_stream_create: out of host memory");
+        return kf_rt_fail(ctx, KF_ERR_NO_MEMORY, "%s: out of host memory", fn);
     kf_rt_err err;
-    kf_status st = ctx->be->stream_create(ctx->dev, &s->h, &err);
+    kf_status st = wrap ? ctx->be->stream_wrap(ctx->dev, native, &s->h, &err)
+                        : ctx->be->stream_create(ctx->dev, &s->h, &err);
     if (st != KF_OK) {
         free(s);
-        return kf_rt_fail(ctx, st, "kf_stream_create: %s", err.msg);
+        return kf_rt_fail(ctx, st, "%s: %s", fn, err.msg);
     }
+    s->wrapped = wrap;
     s->ctx = ctx;
     s->trace_id = atomic_fetch_add_explicit(&ctx->stream_ids, 1, memory_order_relaxed) + 1;
     pthread_mutex_init(&s->lock, NULL);
@@ -513,6 +521,10 @@ kf_status kf_stream_create(kf_context *ctx, kf_stream **out)
     *out = s;
     return KF_OK;
 }
+
+kf_status kf_stream_create(kf_context *ctx, kf_stream **out) { return stream_new(ctx, NULL, false, out); }
+
+kf_status kf_stream_wrap(kf_context *ctx, void *native, kf_stream **out) { return stream_new(ctx, native, true, out); }
 
 void kf_stream_destroy(kf_stream *s)
 {

@@ -33,7 +33,7 @@
     X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)                \
     X(cuMemsetD32Async) X(cuLaunchKernel) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)        \
     X(cuStreamWaitEvent) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)           \
-    X(cuEventElapsedTime) X(cuMemHostAlloc) X(cuMemFreeHost)
+    X(cuEventElapsedTime) X(cuMemHostAlloc) X(cuMemFreeHost) X(cuStreamGetCtx)
 
 /* Looked up but optional: launch() checks argument counts and sizes only
  * where the driver can say what the kernel takes (CUDA 12.4 and later);
@@ -1054,6 +1054,33 @@ static kf_status cu_stream_create(void *dev, void **stream, kf_rt_err *err)
     return KF_OK;
 }
 
+/* A CUstream of the device's primary context, which other CUDA libraries
+ * on this device share (torch, CuPy): NULL or CU_STREAM_LEGACY (the legacy
+ * default stream), CU_STREAM_PER_THREAD, or a created stream. */
+static kf_status cu_stream_wrap(void *dev, void *native, void **stream, kf_rt_err *err)
+{
+    kf_cu_dev *d = dev;
+    CUstream s = native ? (CUstream)native : CU_STREAM_LEGACY;
+    CUcontext c = NULL;
+    if (!stream) {
+        set_err(err, "cuda stream_wrap: null argument");
+        return KF_ERR_INVALID_ARG;
+    }
+    *stream = NULL;
+    ENTER(d, err, "stream_wrap");
+    CUresult r = d->api->cuStreamGetCtx(s, &c);
+    LEAVE(d);
+    if (r != CUDA_SUCCESS)
+        return cu_fail(d->api, err, r, "cuStreamGetCtx", "stream %p", native);
+    if (c != d->ctx) {
+        set_err(err, "stream %p belongs to another CUDA context than device %d's primary context", native,
+                d->ordinal);
+        return KF_ERR_CONTEXT;
+    }
+    *stream = s;
+    return KF_OK;
+}
+
 static void cu_stream_destroy(void *dev, void *stream)
 {
     kf_cu_dev *d = dev;
@@ -1200,6 +1227,10 @@ static kf_status cu_capture_begin(void *dev, void *stream, kf_rt_err *err)
         set_err(err, "the default stream cannot be captured");
         return KF_ERR_INVALID_ARG;
     }
+    if ((CUstream)stream == CU_STREAM_LEGACY) {   /* kf_stream_wrap's */
+        set_err(err, "CUDA cannot capture its legacy default stream");
+        return KF_ERR_INVALID_ARG;
+    }
     ENTER(d, err, "capture_begin");
     CUresult r = d->api->cuStreamBeginCapture((CUstream)stream, CU_STREAM_CAPTURE_MODE_RELAXED);
     LEAVE(d);
@@ -1272,6 +1303,7 @@ static const kf_backend_ops kf_cu_ops = {
     .fill = cu_fill,
     .launch = cu_launch,
     .stream_create = cu_stream_create,
+    .stream_wrap = cu_stream_wrap,
     .stream_destroy = cu_stream_destroy,
     .stream_sync = cu_stream_sync,
     .event_create = cu_event_create,

@@ -29,6 +29,7 @@ struct kf_stream {
     kf_rt_link link;
     kf_context *ctx;
     void *h;                 /* backend stream; NULL for the default stream */
+    bool wrapped;            /* h is the caller's (kf_stream_wrap): never destroyed here */
     pthread_mutex_t lock;    /* held while a run is queued: scratch is per stream */
     void *flag;              /* device int: set by a take out of range */
     atomic_bool flag_armed;  /* a take kernel ran since the last sync */

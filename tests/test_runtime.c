@@ -517,6 +517,82 @@ static void test_errors(kf_context *ctx, kf_context *other)
     kf_program_free(p);
 }
 
+/* kf_stream_wrap: on CUDA, runs, copies and events on the legacy and the
+ * per-thread default streams (the streams other CUDA libraries use by
+ * default), every element against the host's sum, the output poisoned
+ * first; the native stream outlives its wrapper.  The other backends take
+ * no native stream. */
+static void test_wrap(kf_context *ctx, kf_backend b)
+{
+    kf_stream *w = NULL;
+    CHECK_STATUS(kf_stream_wrap(NULL, NULL, &w), KF_ERR_INVALID_ARG);
+    CHECK_STATUS(kf_stream_wrap(ctx, NULL, NULL), KF_ERR_INVALID_ARG);
+    if (b != KF_BACKEND_CUDA) {
+        CHECK_STATUS(kf_stream_wrap(ctx, NULL, &w), KF_ERR_UNSUPPORTED);
+        CHECK_CONTAINS(kf_context_error(ctx), "backend takes no native streams");
+        CHECK(w == NULL);
+        return;
+    }
+    enum { WN = 4099 };
+    kf_graph *g = x5_graph(KF_F32);
+    kf_program *p;
+    CHECK_STATUS(kf_compile(ctx, g, &p), KF_OK);
+    float *hx = malloc(WN * sizeof *hx), *hy = malloc(WN * sizeof *hy);
+    kf_buffer *bx, *by;
+    CHECK_STATUS(kf_buffer_alloc(ctx, WN * sizeof *hx, &bx), KF_OK);
+    CHECK_STATUS(kf_buffer_alloc(ctx, WN * sizeof *hy, &by), KF_OK);
+    uint64_t seed = 0x9e3779b97f4a7c15u;
+    void *const natives[2] = { NULL, (void *)0x2 };   /* the legacy default stream, CU_STREAM_PER_THREAD */
+    for (int k = 0; k < 2 && hx && hy; k++) {
+        CHECK_STATUS(kf_stream_wrap(ctx, natives[k], &w), KF_OK);
+        for (int i = 0; i < WN; i++) {
+            seed = seed * 6364136223846793005u + 1442695040888963407u;
+            hx[i] = (float)((double)(seed >> 11) / 9007199254740992.0 * 200.0 - 100.0);
+            hy[i] = NAN;
+        }
+        int64_t n[1] = { WN };
+        kf_view x = kf_view_dense(bx, 0, KF_F32, 1, n), y = kf_view_dense(by, 0, KF_F32, 1, n);
+        kf_event *e0, *e1;
+        CHECK_STATUS(kf_event_create(ctx, &e0), KF_OK);
+        CHECK_STATUS(kf_event_create(ctx, &e1), KF_OK);
+        CHECK_STATUS(kf_upload(by, 0, hy, WN * sizeof *hy, w), KF_OK);
+        CHECK_STATUS(kf_upload(bx, 0, hx, WN * sizeof *hx, w), KF_OK);
+        CHECK_STATUS(kf_event_record(e0, w), KF_OK);
+        CHECK_STATUS(kf_run(p, w, &x, 1, NULL, 0, &y, 1), KF_OK);
+        CHECK_STATUS(kf_event_record(e1, w), KF_OK);
+        CHECK_STATUS(kf_download(hy, by, 0, WN * sizeof *hy, w), KF_OK);
+        CHECK_STATUS(kf_stream_sync(ctx, w), KF_OK);
+        float ms = -1;
+        CHECK_STATUS(kf_event_elapsed(e0, e1, &ms), KF_OK);
+        CHECK(ms >= 0);
+        int wrong = 0;
+        for (int i = 0; i < WN; i++) {
+            float v = hx[i];
+            wrong += hy[i] != (((v + v) + v) + v) + v;
+        }
+        CHECK_MSG(wrong == 0, "wrapped stream %d: %d of %d elements wrong or unwritten", k, wrong, WN);
+        if (k == 0) {
+            CHECK_STATUS(kf_capture_begin(ctx, w), KF_ERR_INVALID_ARG);
+            CHECK_CONTAINS(kf_context_error(ctx), "cannot capture its legacy default stream");
+        }
+        kf_event_destroy(e0);
+        kf_event_destroy(e1);
+        kf_stream_destroy(w);
+        w = NULL;
+    }
+    /* the native streams are still there: kfuse's default stream and a
+     * new wrap of the legacy one still run */
+    CHECK_STATUS(kf_stream_wrap(ctx, NULL, &w), KF_OK);
+    CHECK_STATUS(kf_stream_sync(ctx, w), KF_OK);
+    kf_stream_destroy(w);
+    kf_buffer_free(bx);
+    kf_buffer_free(by);
+    free(hx);
+    free(hy);
+    kf_program_free(p);
+    kf_graph_free(g);
+}
+
 /* Faults no healthy device shows, through the test hooks: a compile error
  * (the log reaches the caller) and an OpenCL device without f64. */
 static void test_hooks(kf_backend b)
@@ -791,6 +867,7 @@ static void test_backend(kf_backend b, int argc, char **argv)
     printf("%s: %s (%s, %d compute units, fp64 %d, fp16 %d)\n", kf_backend_name(b), info.name, info.arch,
            info.compute_units, info.fp64, info.fp16);
     test_errors(ctx, other);
+    test_wrap(ctx, b);
     test_memo(ctx, other);
     test_threads(ctx);
     test_fold_order(ctx, info.fp64);
