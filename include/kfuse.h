@@ -410,12 +410,14 @@ KF_API kf_status kf_stream_create(kf_context *ctx, kf_stream **out);
  * CUDA: a CUstream of the device's primary context, which the CUDA
  * libraries on that device share (torch.cuda.current_stream().cuda_stream,
  * CuPy's stream.ptr), or NULL / CU_STREAM_LEGACY for the legacy default
- * stream and CU_STREAM_PER_THREAD; a stream of another CUDA context is
- * KF_ERR_CONTEXT, an invalid one KF_ERR_DEVICE.  The OpenCL and CPU
- * backends take none (KF_ERR_UNSUPPORTED).  The native stream must outlive
- * the kf_stream; kf_stream_destroy synchronises it (kfuse's scratch memory
- * outlives the kernels queued there) and never destroys it.  CUDA cannot capture its legacy default stream:
- * kf_capture_begin refuses such a wrap (KF_ERR_INVALID_ARG). */
+ * stream and CU_STREAM_PER_THREAD.  A stream of another CUDA context is
+ * KF_ERR_CONTEXT, what the driver rejects KF_ERR_DEVICE; the handle must
+ * be a live CUstream (the driver cannot tell a stale one).  The OpenCL and
+ * CPU backends take none (KF_ERR_UNSUPPORTED).  The native stream must
+ * outlive the kf_stream; kf_stream_destroy synchronises it (kfuse's scratch
+ * memory outlives the kernels queued there) and never destroys it.  CUDA
+ * cannot capture its legacy default stream: kf_capture_begin refuses such
+ * a wrap (KF_ERR_INVALID_ARG). */
 KF_API kf_status kf_stream_wrap(kf_context *ctx, void *native, kf_stream **out);
 KF_API void kf_stream_destroy(kf_stream *s);
 /* Wait until everything queued on s is done.  Reports KF_ERR_INDEX when a
