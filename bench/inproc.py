@@ -20,10 +20,19 @@ are specialised to the shape as torch.compile's are (peers.py compiles with
 dynamic=False); kfuse's own kernels serve every size of a symbol.
 
 --stream legacy runs kfuse on CUDA's legacy default stream (kf_stream_wrap),
-where peers.py times torch.compile, instead of a stream of its own.
+where peers.py times torch.compile, instead of a stream of its own; --stream
+both runs both, as two systems.
 
-Usage: inproc.py WORKLOADS.kir [GRAPH...] [--sizes 12,20] [--rounds 5] [--reps 50]
-                 [--literal] [--stream own|legacy] [--module build/gpu/libkfbench_inproc.so] [--out FILE.md]"""
+torch.compile's figure moves from one process to the next by up to 0.37 us
+at 2^12 on an H200, kfuse's less (bench/results/h200-2026-11-28-s22-
+analysis.md): --processes P runs the whole comparison in P fresh processes,
+one after another, and pools them (per row: the median and range of kfuse's
+speed over torch.compile's, and the processes kfuse won); --csv writes one
+process's medians.
+
+Usage: inproc.py WORKLOADS.kir [GRAPH...] [--sizes 12,20] [--rounds 5] [--reps 50] [--literal]
+                 [--stream own|legacy|both] [--processes P] [--module build/gpu/libkfbench_inproc.so]
+                 [--out FILE.md] [--csv FILE.csv]"""
 import argparse
 import csv
 import ctypes
@@ -31,6 +40,7 @@ import os
 import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -70,6 +80,58 @@ def stat(xs):
     return f"{statistics.median(xs) * 1e3:.3f} ({min(xs) * 1e3:.3f}-{max(xs) * 1e3:.3f})"
 
 
+def sides_of(a):
+    """kfuse's systems: (label, stream, literal) for every --stream, and
+    the literal graphs on the first stream with --literal."""
+    streams = ("own", "legacy") if a.stream == "both" else (a.stream,)
+    sides = [("kfuse-cuda" + ("" if s == "own" else " " + s), s, False) for s in streams]
+    return sides + [("kfuse literal", streams[0], True)] * a.literal
+
+
+def pool(paths, out):
+    """Pool the --csv files of several processes: per system, workload and
+    size, the median, range and count of kfuse speed / torch.compile."""
+    ratios = {}
+    for p in paths:
+        for r in csv.DictReader(open(p)):
+            key = (r["system"], r["workload"], int(r["n"]))
+            ratios.setdefault(key, []).append(float(r["torch_compile_ms"]) / float(r["kfuse_ms"]))
+    systems = list(dict.fromkeys(k[0] for k in ratios))
+    lines = [f"Pooled over {len(paths)} processes: each process's medians, kfuse's speed over "
+             "torch.compile's.", "",
+             "| workload | N | " + " | ".join(f"{s}: median (range) | processes kfuse faster" for s in systems) + " |",
+             "|---|---|" + "---|---|" * len(systems)]
+    for w, n in dict.fromkeys((k[1], k[2]) for k in ratios):
+        cells = []
+        for s in systems:
+            v = ratios.get((s, w, n), [])
+            cells.append(f"{statistics.median(v):.3f} ({min(v):.3f}-{max(v):.3f}) | {sum(x > 1 for x in v)} of {len(v)}"
+                         if v else " | ")
+        lines.append(f"| {w} | 2^{n.bit_length() - 1} | " + " | ".join(cells) + " |")
+    table = "\n".join(lines) + "\n"
+    print(table)
+    if out:
+        with open(out, "w") as f:
+            f.write(table)
+
+
+def processes(a):
+    """Run this script a.processes times, each a fresh process, and pool."""
+    tmp = tempfile.mkdtemp(prefix="inproc")
+    args = [x for x in sys.argv[1:]]
+    for opt in ("--processes", "--out"):   # drop OPT VALUE and OPT=VALUE
+        args = [x for i, x in enumerate(args) if not x.startswith(opt + "=") and x != opt and
+                (i == 0 or args[i - 1] != opt)]
+    paths = []
+    for i in range(a.processes):
+        paths.append(os.path.join(tmp, f"p{i}.csv"))
+        peers.log(f"# inproc: process {i + 1} of {a.processes}")
+        subprocess.run([sys.executable, os.path.abspath(__file__)] + args + ["--csv", paths[-1]], check=True)
+    pool(paths, a.out)
+    shutil.rmtree(tmp)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("kir")
@@ -79,10 +141,14 @@ def main():
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--seed", type=int, default=20240607)
     ap.add_argument("--literal", action="store_true", help="also kfuse on the graphs with literal shapes")
-    ap.add_argument("--stream", choices=("own", "legacy"), default="own", help="kfuse's stream")
+    ap.add_argument("--stream", choices=("own", "legacy", "both"), default="own", help="kfuse's stream")
+    ap.add_argument("--processes", type=int, default=1, help="run in this many processes and pool them")
     ap.add_argument("--module", default="build/gpu/libkfbench_inproc.so")
     ap.add_argument("--out", help="also write the table to this Markdown file")
+    ap.add_argument("--csv", help="also write each row's medians to this CSV file (--processes pools them)")
     a = ap.parse_intermixed_args()
+    if a.processes > 1:
+        return processes(a)
     graphs = peers.parse_kir(a.kir)
     names = a.graphs or list(graphs)
     if set(names) - set(graphs):
@@ -106,10 +172,11 @@ def main():
         else:
             peers.log(f"torch.compile: {name}: WRONG at N=2^12, not timed")
     tmp = tempfile.mkdtemp(prefix="inproc")
-    lit = " | kfuse literal us (rounds) | of copy | literal / torch.compile | rounds literal faster" if a.literal else ""
-    lines = ["| workload | N | kfuse-cuda us (rounds) | of copy | torch.compile us (rounds) | of copy "
-             "| kfuse speed / torch.compile | rounds kfuse faster" + lit + " |",
-             "|---|---|---|---|---|---|---|---|" + "---|---|---|---|" * a.literal]
+    sides = sides_of(a)
+    head = ["| workload | N | torch.compile us (rounds) | of copy"] + \
+        [f"{s} us (rounds) | of copy | speed / torch.compile | rounds faster" for s, _, _ in sides]
+    lines = [" | ".join(head) + " |", "|---|---|---|---|" + "---|---|---|---|" * len(sides)]
+    rows = []
     for lg in [int(s) for s in a.sizes.split(",")]:
         n = 1 << lg
         for name in (x for x in names if x in fns):
@@ -118,28 +185,26 @@ def main():
             floor = peers.byte_floor(g, host)
             nsets = max(1, min(-(-peers.ROTATE_BYTES // floor), 10000, int(lib.free_memory() / 4 // floor)))
             sets = lib.rotate(host, nsets)
-            kirs = {"kf": a.kir}
-            if a.literal:
-                kirs["kl"] = literal_kir(a.kir, g, n, os.path.join(tmp, "literal.kir"))
-            times = {side: [] for side in list(kirs) + ["tc"]}
+            lit = literal_kir(a.kir, g, n, os.path.join(tmp, "literal.kir")) if a.literal else None
+            times = {side: [] for side in sides + ["tc"]}
             for r in range(a.rounds):
-                order = list(times) if r % 2 == 0 else list(times)[::-1]
-                for side in order:
+                for side in list(times) if r % 2 == 0 else list(times)[::-1]:
                     if side == "tc":
                         times[side].append(peers.time_row(lib, fns[name], sets, a.reps)[0])
                     else:
-                        times[side].append(kfuse_run(mod, kirs[side], name, lg, a.reps, a.seed + lg,
-                                                     os.path.join(tmp, "kf.csv"), a.stream))
+                        times[side].append(kfuse_run(mod, lit if side[2] else a.kir, name, lg, a.reps, a.seed + lg,
+                                                     os.path.join(tmp, "kf.csv"), side[1]))
             del sets
             lib.release()
-            t = statistics.median(times["tc"])
+            tc = times["tc"]
+            t = statistics.median(tc)
             gb = lambda xs: floor / statistics.median(xs) / 1e6 / copy_gbps
-            vs = lambda xs: (f"{t / statistics.median(xs):.3f} | "
-                             f"{sum(x < y for x, y in zip(xs, times['tc']))} of {a.rounds}")
-            line = (f"| {name} | 2^{lg} | {stat(times['kf'])} | {gb(times['kf']):.3f} | {stat(times['tc'])} "
-                    f"| {gb(times['tc']):.3f} | {vs(times['kf'])}")
-            if a.literal:
-                line += f" | {stat(times['kl'])} | {gb(times['kl']):.3f} | {vs(times['kl'])}"
+            line = f"| {name} | 2^{lg} | {stat(tc)} | {gb(tc):.3f}"
+            for side in sides:
+                xs = times[side]
+                line += (f" | {stat(xs)} | {gb(xs):.3f} | {t / statistics.median(xs):.3f} "
+                         f"| {sum(x < y for x, y in zip(xs, tc))} of {a.rounds}")
+                rows.append([side[0], name, n, statistics.median(xs), t, sum(x < y for x, y in zip(xs, tc)), a.rounds])
             lines.append(line + " |")
             peers.log(line + f" |  ({time.perf_counter() - t0:.1f} s)")
     shutil.rmtree(tmp)
@@ -148,6 +213,11 @@ def main():
     if a.out:
         with open(a.out, "w") as f:
             f.write(table)
+    if a.csv:
+        with open(a.csv, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["system", "workload", "n", "kfuse_ms", "torch_compile_ms", "kfuse_wins", "rounds"])
+            w.writerows(rows)
     return 0
 
 
