@@ -108,6 +108,11 @@ def pool(paths, out):
             cells.append(f"{statistics.median(v):.3f} ({min(v):.3f}-{max(v):.3f}) | {sum(x > 1 for x in v)} of {len(v)}"
                          if v else " | ")
         lines.append(f"| {w} | 2^{n.bit_length() - 1} | " + " | ".join(cells) + " |")
+    emit(lines, out)
+
+
+def emit(lines, out):
+    """Print a table, and write it to out when given."""
     table = "\n".join(lines) + "\n"
     print(table)
     if out:
@@ -116,17 +121,15 @@ def pool(paths, out):
 
 
 def processes(a):
-    """Run this script a.processes times, each a fresh process, and pool."""
+    """Run this script a.processes times, each a fresh process, and pool
+    (a child's own --out is overwritten by the pooled table)."""
     tmp = tempfile.mkdtemp(prefix="inproc")
-    args = [x for x in sys.argv[1:]]
-    for opt in ("--processes", "--out"):   # drop OPT VALUE and OPT=VALUE
-        args = [x for i, x in enumerate(args) if not x.startswith(opt + "=") and x != opt and
-                (i == 0 or args[i - 1] != opt)]
     paths = []
     for i in range(a.processes):
         paths.append(os.path.join(tmp, f"p{i}.csv"))
         peers.log(f"# inproc: process {i + 1} of {a.processes}")
-        subprocess.run([sys.executable, os.path.abspath(__file__)] + args + ["--csv", paths[-1]], check=True)
+        subprocess.run([sys.executable, os.path.abspath(__file__)] + sys.argv[1:] +
+                       ["--processes", "1", "--csv", paths[-1]], check=True)
     pool(paths, a.out)
     shutil.rmtree(tmp)
     return 0
@@ -208,11 +211,7 @@ def main():
             lines.append(line + " |")
             peers.log(line + f" |  ({time.perf_counter() - t0:.1f} s)")
     shutil.rmtree(tmp)
-    table = "\n".join(lines) + "\n"
-    print(table)
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(table)
+    emit(lines, a.out)
     if a.csv:
         with open(a.csv, "w", newline="") as f:
             w = csv.writer(f)
