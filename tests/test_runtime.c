@@ -17,6 +17,7 @@
 #endif
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 
@@ -522,6 +523,69 @@ static void test_errors(kf_context *ctx, kf_context *other)
  * default), every element against the host's sum, the output poisoned
  * first; the native stream outlives its wrapper.  The other backends take
  * no native stream. */
+/* A stream of a CUDA context other than device 0's primary one (kfuse's):
+ * kf_stream_wrap refuses it with KF_ERR_CONTEXT and the stream's address,
+ * and the context still runs.  The context and its stream come from libcuda
+ * itself, through its stable _v2 entry points (CUDA types as void *, a
+ * CUdevice as int). */
+static void test_wrap_foreign(kf_context *ctx)
+{
+    typedef int (*dev_get_fn)(int *, int);
+    typedef int (*ctx_create_fn)(void **, unsigned, int);
+    typedef int (*ctx_one_fn)(void *);
+    typedef int (*ctx_pop_fn)(void **);
+    typedef int (*stream_create_fn)(void **, unsigned);
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    CHECK_MSG(lib != NULL, "libcuda.so.1: %s", dlerror());
+    if (!lib)
+        return;
+    static const char *const names[] = { "cuDeviceGet", "cuCtxCreate_v2", "cuCtxPopCurrent_v2", "cuCtxPushCurrent_v2",
+                                         "cuCtxDestroy_v2", "cuStreamCreate", "cuStreamDestroy_v2" };
+    void *f[7];
+    bool all = true;
+    for (int i = 0; i < 7; i++) {
+        f[i] = dlsym(lib, names[i]);
+        CHECK_MSG(f[i] != NULL, "libcuda.so.1 has no %s", names[i]);
+        all = all && f[i];
+    }
+    dev_get_fn dev_get;
+    ctx_create_fn ctx_create;
+    ctx_pop_fn ctx_pop;
+    ctx_one_fn ctx_push, ctx_destroy, stream_destroy;
+    stream_create_fn stream_create;
+    memcpy(&dev_get, &f[0], sizeof f[0]);
+    memcpy(&ctx_create, &f[1], sizeof f[1]);
+    memcpy(&ctx_pop, &f[2], sizeof f[2]);
+    memcpy(&ctx_push, &f[3], sizeof f[3]);
+    memcpy(&ctx_destroy, &f[4], sizeof f[4]);
+    memcpy(&stream_create, &f[5], sizeof f[5]);
+    memcpy(&stream_destroy, &f[6], sizeof f[6]);
+    int dev = -1;
+    void *other = NULL, *popped = NULL, *s = NULL;
+    if (all && dev_get(&dev, 0) == 0 && ctx_create(&other, 0, dev) == 0) {
+        bool made = stream_create(&s, 1 /* CU_STREAM_NON_BLOCKING */) == 0;
+        CHECK_MSG(made, "cuStreamCreate in a second context failed");
+        ctx_pop(&popped);   /* cuCtxCreate made it current: the thread goes back to what it had */
+        CHECK(popped == other);
+        if (made) {
+            kf_stream *w = (kf_stream *)1;
+            CHECK_STATUS(kf_stream_wrap(ctx, s, &w), KF_ERR_CONTEXT);
+            CHECK(w == NULL);
+            CHECK_CONTAINS(kf_context_error(ctx), "belongs to another CUDA context");
+            CHECK_STATUS(kf_stream_wrap(ctx, NULL, &w), KF_OK);   /* kfuse's context still works */
+            CHECK_STATUS(kf_stream_sync(ctx, w), KF_OK);
+            kf_stream_destroy(w);
+            ctx_push(other);
+            stream_destroy(s);
+            ctx_pop(&popped);
+        }
+        ctx_destroy(other);
+    } else {
+        CHECK_MSG(false, "cuCtxCreate on device 0 failed: no second context to wrap a stream of");
+    }
+    dlclose(lib);
+}
+
 static void test_wrap(kf_context *ctx, kf_backend b)
 {
     kf_stream *w = NULL;
@@ -583,6 +647,7 @@ static void test_wrap(kf_context *ctx, kf_backend b)
     CHECK_STATUS(kf_stream_wrap(ctx, NULL, &w), KF_OK);
     CHECK_STATUS(kf_stream_sync(ctx, w), KF_OK);
     kf_stream_destroy(w);
+    test_wrap_foreign(ctx);
     kf_buffer_free(bx);
     kf_buffer_free(by);
     free(hx);
