@@ -301,7 +301,7 @@ static void emit_case(tcase *c, const kf_cg_caps *devcaps)
             char nm[KF_CG_NAME_MAX + 2];
             kf_cg_entry_name(a, (kf_cg_variant)v, nm, KF_CG_NAME_MAX);
             bool mine = (a->kind == KF_KERNEL_EW) == (v <= KF_CG_H64) && !(v == KF_CG_C32 && !a->has_c32) &&
-                        !(v == KF_CG_S32 && !a->has_s32) && !(v == KF_CG_B64 && !a->bsplit) &&
+                        !(v == KF_CG_S32 && !a->has_s32) && !(v == KF_CG_B64 && !a->has_b64) &&
                         !(v == KF_CG_G64 && !a->has_g64) && !(v == KF_CG_H64 && !a->has_h64);
             CHECK_MSG(mine == (nm[0] != 0), "%s: kernel %d: entry name of variant %d", c->name, k, v);
             if (!mine)
@@ -543,6 +543,7 @@ typedef struct cldev {
 static cldev D;
 static double ocl_build_seconds, ocl_run_seconds;
 static int b64_launches;   /* forced b64 runs that fit: the corpus must reach it */
+static int pair_launches;  /* ... of them b64 with no outer dims (kf_cg_kinfo.pair) */
 static int g64_launches;   /* forced g64 runs (kernels with a direct take) */
 static int h64_launches;   /* forced h64 runs (where c64 would run) */
 
@@ -746,7 +747,7 @@ static kf_cg_variant force_variant(const kf_cg_kabi *a, kf_cg_variant picked, in
     if (a->kind == KF_KERNEL_REDUCE)
         return (f == KF_CG_SEQ || f == KF_CG_TILE || f == KF_CG_WARP || f == KF_CG_WARPV) ? f : picked;
     if (f == KF_CG_B64)
-        return a->bsplit ? f : picked;
+        return a->has_b64 ? f : picked;
     if (f == KF_CG_G64)
         return a->has_g64 ? f : picked;
     if (f == KF_CG_H64)   /* where c64 would run */
@@ -843,6 +844,7 @@ static bool cl_run(tcase *c, cl_program prog, const kf_host_array *inputs, const
             if (L.n > 0 && L.l[0].variant == KF_CG_SEQ && k < 64)
                 *seq_mask |= 1ull << k;
             b64_launches += L.n > 0 && L.l[0].variant == KF_CG_B64;
+            pair_launches += L.n > 0 && L.l[0].variant == KF_CG_B64 && abi->bsplit == 0;
             g64_launches += L.n > 0 && L.l[0].variant == KF_CG_G64;
             h64_launches += L.n > 0 && L.l[0].variant == KF_CG_H64;
         }
@@ -1244,8 +1246,24 @@ static void test_abi(void)
         meta[0] = meta[1] = 4 * 256 * 8 * 132;
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 8 * 132);
+        /* b64 (no outer dims: a branchy body's pair of vectors a thread)
+         * from 32 of its blocks (512 vectors) per compute unit, where the
+         * call is a whole number of vectors */
+        CHECK(a->has_b64 && a->bsplit == 0 &&
+              strcmp(a->entry[KF_CG_B64] + strlen(a->entry[KF_CG_B64]) - 4, "_b64") == 0);
         meta[0] = meta[1] = (int64_t)1 << 26;
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_B64 && L.l[0].grid == 1u << 15 && L.l[0].entry == a->entry[KF_CG_B64]);
+        meta[0] = meta[1] = ((int64_t)1 << 26) + 2;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
+        meta[0] = meta[1] = 32 * 132 * 512 * 4;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_B64 && L.l[0].grid == 32 * 132);
+        meta[0] = meta[1] = 32 * 132 * 512 * 4 - 2048;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 64 * 132 - 2);
+        kf_cg_launch_rule(a, meta, NULL, 0, true, 0, &L);   /* compute units unknown: not b64 */
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
         meta[0] = meta[1] = 4 * 256 * 8 * 132 - 4;
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
@@ -1267,7 +1285,7 @@ static void test_abi(void)
     c = find_case("saxpy");
     if (a && c) {   /* two arrays, no branches: h64 where its grid fills 8 blocks per unit, else the first rule */
         CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);
-        CHECK(!a->branchy && a->has_h64 && a->streams == 2);
+        CHECK(!a->branchy && a->has_h64 && !a->has_b64 && a->streams == 2);
         int64_t sym[1] = { 10 };
         CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, NULL, meta, err, sizeof err), KF_OK);
         meta[0] = meta[1] = 4 * 256 * 8 * 132;
@@ -1947,9 +1965,10 @@ int main(void)
         if (one_pass)
             clReleaseProgram(one_pass);
         printf("OpenCL build: %.2fs\n", ocl_build_seconds);
-        printf("OpenCL runs: %.2fs (%d b64 launches, %d g64, %d h64)\n", ocl_run_seconds, b64_launches, g64_launches,
-               h64_launches);
+        printf("OpenCL runs: %.2fs (%d b64 launches, %d of them with no outer dims, %d g64, %d h64)\n",
+               ocl_run_seconds, b64_launches, pair_launches, g64_launches, h64_launches);
         CHECK_MSG(b64_launches > 0, "no case ran the b64 variant");
+        CHECK_MSG(pair_launches > 0, "no case ran b64 with no outer dims");
         CHECK_MSG(g64_launches > 0, "no case ran the g64 variant");
         CHECK_MSG(h64_launches > 0, "no case ran the h64 variant");
     } else {

@@ -230,6 +230,22 @@ static bool branchy_op(kf_op op)
     }
 }
 
+/* Can a call fit b64 with outer dims 0..split-1?  Not where literal dims
+ * rule out every call (b64's text would then test against constants): a
+ * 0, or literal inner dims that make no whole number of vectors. */
+static bool b64_dims(const kf_cg_kinfo *ki, int split)
+{
+    int64_t inner = 1;   /* of the inner dims; -1 once one is symbolic */
+    for (int d = 0; d < ki->R; d++) {
+        int64_t v = ki->dims[d];
+        if (v == 0)
+            return false;
+        if (d >= split)
+            inner = inner < 0 || v < 0 || inner > INT64_MAX / v ? -1 : inner * v;
+    }
+    return !(inner > 0 && inner % ki->vecw != 0);
+}
+
 /* The b64 variant's split: args read at the iteration point that are
  * statically broadcast on a leading run of the space's dims and on no
  * other dim, all on the same run (discount's mb[m,k] against [t,m,k]).
@@ -256,20 +272,7 @@ static void lead_split(kf_cg_kinfo *ki)
         split = lead;
         ki->bcast_lead[i] = true;
     }
-    if (!split)
-        goto none;
-    /* literal dims where no call fits b64 (whose text would then test
-     * against constants): a 0, or literal inner dims that make no whole
-     * number of vectors */
-    int64_t inner = 1;   /* of the inner dims; -1 once one is symbolic */
-    for (int d = 0; d < ki->R; d++) {
-        int64_t v = ki->dims[d];
-        if (v == 0)
-            goto none;
-        if (d >= split)
-            inner = inner < 0 || v < 0 || inner > INT64_MAX / v ? -1 : inner * v;
-    }
-    if (inner > 0 && inner % ki->vecw != 0)
+    if (!split || !b64_dims(ki, split))
         goto none;
     ki->bsplit = split;
     return;
@@ -435,6 +438,12 @@ kf_status kf_cg_kinfo_init(kf_cg_kinfo *ki, const kf_plan *p, int kidx, char *er
         ki->streams += ki->arg_ew[i] && !ki->bcast_all[i] && ki->tslot[i] < 0;
     /* h64 with a take only where one is direct (its lanes gather those first, emit.c) */
     ki->half = (ki->gather || (!ki->ntake && (ki->branchy || ki->streams >= 2))) && !ki->coords && ki->vecw >= 4;
+    /* b64's two vectors a thread, both loaded before the math, for a
+     * branchy body's large calls too (kf_cg_launch_rule), where its lane
+     * loops unroll: a loop keeps the vectors' words in local memory (the
+     * 40-op chain ran 0.70-0.78 of c64's speed so on an H200) */
+    ki->pair = k->kind == KF_KERNEL_EW && !ki->bsplit && ki->branchy && !ki->ntake && !ki->coords &&
+               KF_CG_B64_VECS * ki->vecw * (k->nnodes + ki->nb) <= KF_CG_UNROLL_MAX && b64_dims(ki, 0);
     ki->m_shape = 1;
     ki->m_strides = 1 + ki->R;
     ki->m_offsets = ki->m_strides + ki->nb * ki->R;
@@ -487,6 +496,7 @@ kf_status kf_cg_kernel_abi(const kf_plan *p, int k, kf_cg_kabi *a, char *err, si
     a->branchy = ki.branchy;
     a->has_h64 = ki.half;
     a->streams = ki.streams;
+    a->has_b64 = ki.bsplit > 0 || ki.pair;
     a->bsplit = ki.bsplit;
     a->has_err = kk->has_take;
     a->has_scratch = kk->kind == KF_KERNEL_REDUCE;
@@ -548,7 +558,7 @@ void kf_cg_entry_name(const kf_cg_kabi *a, kf_cg_variant v, char *buf, size_t le
     if (!len)
         return;
     bool ew = v <= KF_CG_H64, red = v >= KF_CG_SEQ && v <= KF_CG_WARPV;
-    if ((v == KF_CG_C32 && !a->has_c32) || (v == KF_CG_S32 && !a->has_s32) || (v == KF_CG_B64 && !a->bsplit) ||
+    if ((v == KF_CG_C32 && !a->has_c32) || (v == KF_CG_S32 && !a->has_s32) || (v == KF_CG_B64 && !a->has_b64) ||
         (v == KF_CG_G64 && !a->has_g64) || (v == KF_CG_H64 && !a->has_h64))
         ew = false;
     if ((a->kind == KF_KERNEL_EW && ew) || (a->kind == KF_KERNEL_REDUCE && red))
@@ -852,7 +862,7 @@ static uint64_t b64_blocks(const kf_cg_kabi *a, const int64_t *meta)
  * indexes vectors, and splits a block index, in 32 bits). */
 static bool b64_fits(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs)
 {
-    if (!a->bsplit || meta[0] <= 0 || ((uint64_t)meta[0] / outer_steps(a, meta)) % (uint64_t)a->vecw != 0 ||
+    if (!a->has_b64 || meta[0] <= 0 || ((uint64_t)meta[0] / outer_steps(a, meta)) % (uint64_t)a->vecw != 0 ||
         (uint64_t)meta[0] / (uint64_t)a->vecw > (uint64_t)UINT32_MAX + 1 - B64_BLOCK_VECS)
         return false;
     for (int b = 0; b < a->nargs + a->nouts; b++) {
@@ -988,6 +998,18 @@ void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_varian
  *   2^24-2^28: they keep 16 bytes there. */
 enum { WAVE_BLOCKS_PER_CU = 8 };
 
+/* A branchy body's contiguous call runs b64 (two vectors a thread, both
+ * loaded before the first element's math; kf_cg_kinfo.pair) from this
+ * many b64 blocks per compute unit.  Its elements' math runs one after
+ * another, and on an H200 a thread of c64 then has too few bytes in
+ * flight: boxplus (f32, accurate expf, logf and division) in one process,
+ * c64 / b64 / torch.compile, us: 2^22 17.15 / 17.63 / 16.53 (15.5 b64
+ * blocks per SM), 2^24 54.86 / 51.97 / 51.33 (62), 2^26 203.1 / 188.5 /
+ * 187.4, 2^28 790.4 / 735.6 / 730.7 (bench/results/h200-2026-11-28-s23-
+ * analysis.md).  On an H100 two vectors a thread ran boxplus at 2^28 0.4%
+ * slower than c64 (session 20). */
+enum { PAIR_BLOCKS_PER_CU = 32 };
+
 /* A kernel with a direct take leaves one point per thread on a GPU from
  * this many g64 blocks (1024 points) per compute unit: for h64 (vecw / 2
  * neighbouring points a thread, their vectors loaded and their gathers
@@ -1052,6 +1074,9 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
     if (gpu && (v == KF_CG_S32 || v == KF_CG_S64) && b64_fits(a, meta, addrs))
         v = KF_CG_B64;
     v = narrow(a, meta, v, compute_units, gpu);
+    if (gpu && v == KF_CG_C64 && a->branchy && compute_units > 0 && b64_fits(a, meta, addrs) &&
+        b64_blocks(a, meta) >= (uint64_t)PAIR_BLOCKS_PER_CU * (uint64_t)compute_units)
+        v = KF_CG_B64;
     if (gpu && a->has_g64 && (v == KF_CG_S32 || v == KF_CG_S64) && wide_gather(meta, compute_units))
         v = KF_CG_G64;
     launches(a, meta, v, compute_units, gpu, grid_override, out);   /* b64 only where it fits, above */

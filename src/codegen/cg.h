@@ -6,6 +6,10 @@
 
 #include "codegen.h"
 
+/* Lane copies (lanes times the body's nodes and buffers) above which a
+ * contiguous variant's lane loop stays a loop (compile time, code size). */
+#define KF_CG_UNROLL_MAX 256
+
 /* A binary operation written as pre A mid B post: "__fadd_rn(" A ", " B ")". */
 typedef struct kf_cg_bin {
     const char *pre, *mid, *post;
@@ -79,7 +83,9 @@ typedef struct kf_cg_kinfo {
     int ntake;
     bool *bcast_all;                /* per buffer: every dim statically broadcast (loaded once) */
     bool *bcast_lead;               /* per buffer: broadcast on dims 0..bsplit-1 only (b64) */
-    int bsplit;                     /* > 0: the b64 variant exists (kf_cg_kabi.bsplit) */
+    int bsplit;                     /* > 0: b64 walks dims 0..bsplit-1 outermost (kf_cg_kabi.bsplit) */
+    bool pair;                      /* b64 exists with bsplit 0: a branchy body without takes or coordinates
+                                     * whose b64 lane loops unroll (abi.c) */
     int vecw;                       /* contiguous variants: elements per thread step (16 / smallest size) */
     uint8_t coords;                 /* mask of iteration dims whose coordinate the body needs (iota) */
     bool gather;                    /* EW with a direct take (kf_cg_direct_take): g64 exists */

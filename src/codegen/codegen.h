@@ -75,7 +75,9 @@
  * when the iteration rank is 2 or more; elsewhere the 64-bit variant serves
  * and kf_cg_entry_name gives "" for the missing one.  b64: c walking
  * chunks of the inner dims, each over every step of the outer dims in
- * turn (args broadcast on the outer dims).  g64 (GPUs, kernels with
+ * turn (args broadcast on the outer dims), two vectors a thread loaded
+ * before the math; with no outer dims for large calls of short branchy
+ * bodies (kf_cg_kinfo.pair, kf_cg_launch_rule).  g64 (GPUs, kernels with
  * a direct take, kf_cg_direct_take): s with 4 points per thread, their
  * gathers issued together.  h64 (GPUs, kabi.has_h64: kernels with a
  * direct take, branchy kernels and kernels reading two or more arrays):
@@ -217,8 +219,9 @@ typedef struct kf_cg_kabi {
     bool branchy;           /* EW whose body branches on its operands on a GPU (division, sqrt, sin, ...) */
     bool has_h64;           /* h64 exists: a direct take, or branchy or streams >= 2 and no take; no coordinates, vecw >= 4 (GPUs only) */
     int streams;            /* EW: array args read at the iteration point, each a stream of loads */
-    int bsplit;             /* b64 exists (> 0): the KF_CG_BUF_LEAD args are broadcast on dims
-                             * 0..bsplit-1 and no other, every other buffer is full */
+    bool has_b64;           /* b64 exists: bsplit > 0, or a short branchy body without takes or coordinates */
+    int bsplit;             /* b64's outer dims (0: none): the KF_CG_BUF_LEAD args are broadcast on
+                             * dims 0..bsplit-1 and no other, every other buffer is full */
     bool has_err;           /* the error-flag parameter is present (k->has_take) */
     bool has_scratch;       /* the scratch parameter is present (REDUCE) */
     size_t param_bytes;     /* parameter list bytes as CUDA lays it out (limit 4 KiB) */
@@ -295,7 +298,8 @@ typedef struct kf_cg_launches {
  * runs the strided variant, one element per thread, and a strided call
  * that fits b64 runs b64: args broadcast on the leading bsplit dims, every
  * other buffer row-major contiguous and 16-byte aligned, the other dims a
- * whole number of vectors; a tile with several chunks per output is one
+ * whole number of vectors, and so does a branchy body's large contiguous
+ * call that fits it (PAIR_BLOCKS_PER_CU, abi.c); a tile with several chunks per output is one
  * launch, combining them itself, and seq replaces a tile that would need
  * more than 2^31 - 1 blocks (one per output and chunk); off a GPU, tile
  * replaces warp, whose bits it gives, and comb follows a tile with several

@@ -81,10 +81,8 @@ static void use(E *e, int h)
 /* Weighted ops above which the body is a real call (compile time and code
  * size of the variants: bench/chain40.kir, 88 weighted ops, inlined makes
  * a 99 KB cubin in 520 ms, called 45 KB in 150 ms, and runs 1% slower on
- * an H200), and lane copies above which the contiguous variants' lane
- * loop stays a loop. */
+ * an H200). */
 #define KF_CG_BIG_BODY 64
-#define KF_CG_UNROLL_MAX 256
 /* Room made in the output up front: most modules fit, so their text is
  * never copied as it grows (unused room costs no memory page). */
 #define KF_CG_MODULE_BYTES 16384
@@ -1358,9 +1356,9 @@ static void b64_pass_head(E *e, int U, bool ov)
         P("            const %s ov = s * nvec + iv;\n", u);
 }
 
-/* The contiguous variants c32, c64 and b64.  b64 (kf_cg_kinfo.bsplit) walks
- * the space as (chunk of KF_CG_B64_CHUNK inner vector blocks, outer step,
- * block of the chunk), so a chunk of a broadcast arg comes from DRAM once
+/* The contiguous variants c32, c64 and b64.  b64 (kf_cg_kinfo.bsplit, or
+ * .pair with no outer dims: one step) walks the space as (chunk of
+ * KF_CG_B64_CHUNK inner vector blocks, outer step, block of the chunk), so a chunk of a broadcast arg comes from DRAM once
  * and from L2 for the other steps, while each step's part of a chunk is
  * read and written in one contiguous run: each of a thread's
  * KF_CG_B64_VECS vectors is iv of the inner dims for those args and ov =
@@ -1396,8 +1394,9 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
         P("    const %s B = (nvec + %du) / %du; /* blocks a step */\n", U32(e), KF_CG_BLOCK * KF_CG_B64_VECS - 1,
           KF_CG_BLOCK * KF_CG_B64_VECS);
         P("    const %s nblk = (%s)B * T;\n", t.IX, t.IX);
-        P("    const %s CT = (B < %du ? B : %du) * (%s)T; /* blocks of a chunk, all steps (<= B * T) */\n", U32(e),
-          KF_CG_B64_CHUNK, KF_CG_B64_CHUNK, U32(e));
+        if (ki->bsplit)
+            P("    const %s CT = (B < %du ? B : %du) * (%s)T; /* blocks of a chunk, all steps (<= B * T) */\n",
+              U32(e), KF_CG_B64_CHUNK, KF_CG_B64_CHUNK, U32(e));
     } else {
         P("    const %s n = (%s)m.v[0];\n", t.IX, t.IX);
         P("    const %s nvec = n / %d; /* steps of %d elements */\n", t.IX, W, W);
@@ -1436,12 +1435,17 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
          * w < nblk <= T * nvec.  A call of one chunk (B <= KF_CG_B64_CHUNK)
          * skips the first divide: on an H100, discount at 2^16 and 2^20
          * 4.77 -> 4.70 and 8.64 -> 8.58 us in one process
-         * (bench/results/h100-2026-11-27-s17-analysis.md) */
+         * (bench/results/h100-2026-11-27-s17-analysis.md).  With no outer
+         * dims (kf_cg_kinfo.pair) there is one step and no chunking. */
         const char *u = U32(e);
-        P("        const %s c = nblk <= CT ? 0u : (%s)w / CT, r = (%s)w - c * CT;\n", u, u, u);
-        P("        const %s lb = B - c * %du < %du ? B - c * %du : %du; /* chunk c's blocks a step */\n", u,
-          KF_CG_B64_CHUNK, KF_CG_B64_CHUNK, KF_CG_B64_CHUNK, KF_CG_B64_CHUNK);
-        P("        const %s s = r / lb, b = c * %du + (r - s * lb);\n", u, KF_CG_B64_CHUNK);
+        if (ki->bsplit) {
+            P("        const %s c = nblk <= CT ? 0u : (%s)w / CT, r = (%s)w - c * CT;\n", u, u, u);
+            P("        const %s lb = B - c * %du < %du ? B - c * %du : %du; /* chunk c's blocks a step */\n", u,
+              KF_CG_B64_CHUNK, KF_CG_B64_CHUNK, KF_CG_B64_CHUNK, KF_CG_B64_CHUNK);
+            P("        const %s s = r / lb, b = c * %du + (r - s * lb);\n", u, KF_CG_B64_CHUNK);
+        } else {
+            P("        const %s s = 0u, b = (%s)w;\n", u, u);
+        }
         P("        const %s iv0 = b * %du + (%s)%s; /* the thread's vector j: iv0 + %d * j */\n", u, KF_CG_BLOCK * U, u,
           sp->lid, KF_CG_BLOCK);
     } else {
@@ -2595,7 +2599,7 @@ static void emit_kernel(E *e)
         if (ki->R >= 2)
             emit_ew_strided(e, false);
         emit_ew_strided(e, true);
-        if (ki->bsplit)
+        if (ki->bsplit || ki->pair)
             emit_ew_contig(e, KF_CG_B64);
         if (ki->gather && e->gpu)   /* off a GPU the launch rule never picks it */
             emit_ew_gather(e);
