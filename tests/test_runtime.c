@@ -518,14 +518,9 @@ static void test_errors(kf_context *ctx, kf_context *other)
     kf_program_free(p);
 }
 
-/* kf_stream_wrap: on CUDA, runs, copies and events on the legacy and the
- * per-thread default streams (the streams other CUDA libraries use by
- * default), every element against the host's sum, the output poisoned
- * first; the native stream outlives its wrapper.  The other backends take
- * no native stream. */
 /* A stream of a CUDA context other than device 0's primary one (kfuse's):
- * kf_stream_wrap refuses it with KF_ERR_CONTEXT and the stream's address,
- * and the context still runs.  The context and its stream come from libcuda
+ * kf_stream_wrap refuses it with KF_ERR_CONTEXT and says why, and kfuse's
+ * context still runs.  The context and its stream come from libcuda
  * itself, through its stable _v2 entry points (CUDA types as void *, a
  * CUdevice as int). */
 static void test_wrap_foreign(kf_context *ctx)
@@ -539,27 +534,25 @@ static void test_wrap_foreign(kf_context *ctx)
     CHECK_MSG(lib != NULL, "libcuda.so.1: %s", dlerror());
     if (!lib)
         return;
-    static const char *const names[] = { "cuDeviceGet", "cuCtxCreate_v2", "cuCtxPopCurrent_v2", "cuCtxPushCurrent_v2",
-                                         "cuCtxDestroy_v2", "cuStreamCreate", "cuStreamDestroy_v2" };
-    void *f[7];
+    dev_get_fn dev_get = NULL;
+    ctx_create_fn ctx_create = NULL;
+    ctx_pop_fn ctx_pop = NULL;
+    ctx_one_fn ctx_push = NULL, ctx_destroy = NULL, stream_destroy = NULL;
+    stream_create_fn stream_create = NULL;
+    const struct {
+        const char *name;
+        void *slot;   /* a function pointer above, filled from dlsym's void * */
+    } syms[] = { { "cuDeviceGet", &dev_get },          { "cuCtxCreate_v2", &ctx_create },
+                 { "cuCtxPopCurrent_v2", &ctx_pop },   { "cuCtxPushCurrent_v2", &ctx_push },
+                 { "cuCtxDestroy_v2", &ctx_destroy },  { "cuStreamCreate", &stream_create },
+                 { "cuStreamDestroy_v2", &stream_destroy } };
     bool all = true;
-    for (int i = 0; i < 7; i++) {
-        f[i] = dlsym(lib, names[i]);
-        CHECK_MSG(f[i] != NULL, "libcuda.so.1 has no %s", names[i]);
-        all = all && f[i];
+    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
+        void *f = dlsym(lib, syms[i].name);
+        CHECK_MSG(f != NULL, "libcuda.so.1 has no %s", syms[i].name);
+        memcpy(syms[i].slot, &f, sizeof f);
+        all = all && f;
     }
-    dev_get_fn dev_get;
-    ctx_create_fn ctx_create;
-    ctx_pop_fn ctx_pop;
-    ctx_one_fn ctx_push, ctx_destroy, stream_destroy;
-    stream_create_fn stream_create;
-    memcpy(&dev_get, &f[0], sizeof f[0]);
-    memcpy(&ctx_create, &f[1], sizeof f[1]);
-    memcpy(&ctx_pop, &f[2], sizeof f[2]);
-    memcpy(&ctx_push, &f[3], sizeof f[3]);
-    memcpy(&ctx_destroy, &f[4], sizeof f[4]);
-    memcpy(&stream_create, &f[5], sizeof f[5]);
-    memcpy(&stream_destroy, &f[6], sizeof f[6]);
     int dev = -1;
     void *other = NULL, *popped = NULL, *s = NULL;
     if (all && dev_get(&dev, 0) == 0 && ctx_create(&other, 0, dev) == 0) {
@@ -586,6 +579,11 @@ static void test_wrap_foreign(kf_context *ctx)
     dlclose(lib);
 }
 
+/* kf_stream_wrap: on CUDA, runs, copies and events on the legacy and the
+ * per-thread default streams (the streams other CUDA libraries use by
+ * default), every element against the host's sum, the output poisoned
+ * first; the native stream outlives its wrapper.  The other backends take
+ * no native stream. */
 static void test_wrap(kf_context *ctx, kf_backend b)
 {
     kf_stream *w = NULL;

@@ -1050,8 +1050,11 @@ static kf_cg_variant narrow(const kf_cg_kabi *a, const int64_t *meta, kf_cg_vari
             return s;
         return h && a->streams >= 2 && th >= wave ? KF_CG_H64 : v;
     }
-    if (tc >= wave)
-        return v;
+    if (tc >= wave) {   /* b64_fits without addrs: c's test passed, their alignment included */
+        bool pair = v == KF_CG_C64 && b64_fits(a, meta, NULL) &&
+                    b64_blocks(a, meta) >= (uint64_t)PAIR_BLOCKS_PER_CU * (uint64_t)cu;
+        return pair ? KF_CG_B64 : v;
+    }
     return h && th >= wave ? KF_CG_H64 : s;
 }
 
@@ -1074,9 +1077,6 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
     if (gpu && (v == KF_CG_S32 || v == KF_CG_S64) && b64_fits(a, meta, addrs))
         v = KF_CG_B64;
     v = narrow(a, meta, v, compute_units, gpu);
-    if (gpu && v == KF_CG_C64 && a->branchy && compute_units > 0 && b64_fits(a, meta, addrs) &&
-        b64_blocks(a, meta) >= (uint64_t)PAIR_BLOCKS_PER_CU * (uint64_t)compute_units)
-        v = KF_CG_B64;
     if (gpu && a->has_g64 && (v == KF_CG_S32 || v == KF_CG_S64) && wide_gather(meta, compute_units))
         v = KF_CG_G64;
     launches(a, meta, v, compute_units, gpu, grid_override, out);   /* b64 only where it fits, above */

@@ -1358,11 +1358,12 @@ static void b64_pass_head(E *e, int U, bool ov)
 
 /* The contiguous variants c32, c64 and b64.  b64 (kf_cg_kinfo.bsplit, or
  * .pair with no outer dims: one step) walks the space as (chunk of
- * KF_CG_B64_CHUNK inner vector blocks, outer step, block of the chunk), so a chunk of a broadcast arg comes from DRAM once
- * and from L2 for the other steps, while each step's part of a chunk is
- * read and written in one contiguous run: each of a thread's
- * KF_CG_B64_VECS vectors is iv of the inner dims for those args and ov =
- * step * vectors per step + iv of the whole space for the others. */
+ * KF_CG_B64_CHUNK inner vector blocks, outer step, block of the chunk), so
+ * a chunk of a broadcast arg comes from DRAM once and from L2 for the
+ * other steps, while each step's part of a chunk is read and written in
+ * one contiguous run: each of a thread's KF_CG_B64_VECS vectors is iv of
+ * the inner dims for those args and ov = step * vectors per step + iv of
+ * the whole space for the others. */
 static void emit_ew_contig(E *e, kf_cg_variant var)
 {
     const kf_cg_kinfo *ki = e->ki;
