@@ -1307,6 +1307,25 @@ static void test_abi(void)
         kf_cg_launch_rule(a, meta, NULL, 132, false, 0, &L);   /* not on a CPU */
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
     }
+    c = find_case("poly");
+    if (a && c) {   /* three arrays, no branches: as saxpy, but c64 while c's grid fits in a wave */
+        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);
+        CHECK(!a->branchy && a->has_h64 && a->streams == 3);
+        int64_t sym[1] = { 10 };
+        CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, NULL, meta, err, sizeof err), KF_OK);
+        meta[0] = meta[1] = (int64_t)1 << 20;   /* c: 1024 blocks, h64: 2048 */
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 1024);
+        meta[0] = meta[1] = 4 * 256 * 8 * 132 - 4;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 8 * 132);
+        meta[0] = meta[1] = 4 * 256 * 8 * 132;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 16 * 132);
+        meta[0] = meta[1] = (int64_t)1 << 21;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 4096);
+    }
     c = find_case("bcastone");
     if (a && c) {   /* x[n,4] with b[1] and c[1,1], broadcast on every dim: read once, so contiguous */
         CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);
