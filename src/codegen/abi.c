@@ -444,6 +444,7 @@ kf_status kf_cg_kinfo_init(kf_cg_kinfo *ki, const kf_plan *p, int kidx, char *er
      * 40-op chain ran 0.70-0.78 of c64's speed so on an H200) */
     ki->pair = k->kind == KF_KERNEL_EW && !ki->bsplit && ki->branchy && !ki->ntake && !ki->coords &&
                KF_CG_B64_VECS * ki->vecw * (k->nnodes + ki->nb) <= KF_CG_UNROLL_MAX && b64_dims(ki, 0);
+    ki->has_b64 = ki->bsplit > 0 || ki->pair;
     ki->m_shape = 1;
     ki->m_strides = 1 + ki->R;
     ki->m_offsets = ki->m_strides + ki->nb * ki->R;
@@ -496,7 +497,7 @@ kf_status kf_cg_kernel_abi(const kf_plan *p, int k, kf_cg_kabi *a, char *err, si
     a->branchy = ki.branchy;
     a->has_h64 = ki.half;
     a->streams = ki.streams;
-    a->has_b64 = ki.bsplit > 0 || ki.pair;
+    a->has_b64 = ki.has_b64;
     a->bsplit = ki.bsplit;
     a->has_err = kk->has_take;
     a->has_scratch = kk->kind == KF_KERNEL_REDUCE;
@@ -1054,7 +1055,8 @@ static kf_cg_variant narrow(const kf_cg_kabi *a, const int64_t *meta, kf_cg_vari
     if (!a->branchy) {
         if (tc < (uint64_t)cu * KF_CG_BLOCK)
             return s;
-        return h && a->streams >= 2 && th >= wave && (a->streams < 3 || tc >= wave) ? KF_CG_H64 : v;
+        /* the grid that must fill a wave: h64's for two arrays, c's for three or more */
+        return h && a->streams >= 2 && (a->streams >= 3 ? tc : th) >= wave ? KF_CG_H64 : v;
     }
     if (tc >= wave) {   /* b64_fits without addrs: c's test passed, their alignment included */
         bool pair = v == KF_CG_C64 && b64_fits(a, meta, NULL) &&

@@ -86,6 +86,7 @@ typedef struct kf_cg_kinfo {
     int bsplit;                     /* > 0: b64 walks dims 0..bsplit-1 outermost (kf_cg_kabi.bsplit) */
     bool pair;                      /* b64 exists with bsplit 0: a branchy body without takes or coordinates
                                      * whose b64 lane loops unroll (abi.c) */
+    bool has_b64;                   /* bsplit > 0 or pair (kf_cg_kabi.has_b64) */
     int vecw;                       /* contiguous variants: elements per thread step (16 / smallest size) */
     uint8_t coords;                 /* mask of iteration dims whose coordinate the body needs (iota) */
     bool gather;                    /* EW with a direct take (kf_cg_direct_take): g64 exists */

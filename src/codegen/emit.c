@@ -2600,7 +2600,7 @@ static void emit_kernel(E *e)
         if (ki->R >= 2)
             emit_ew_strided(e, false);
         emit_ew_strided(e, true);
-        if (ki->bsplit || ki->pair)
+        if (ki->has_b64)
             emit_ew_contig(e, KF_CG_B64);
         if (ki->gather && e->gpu)   /* off a GPU the launch rule never picks it */
             emit_ew_gather(e);

@@ -2186,7 +2186,7 @@ static void emit_kernel(L *l)
             alias_variant(l, KF_CG_C32, KF_CG_C64);
         if (ki->R >= 2)
             alias_variant(l, KF_CG_S32, KF_CG_S64);
-        if (ki->bsplit || ki->pair)
+        if (ki->has_b64)
             alias_variant(l, KF_CG_B64, KF_CG_S64);
     } else {
         emit_red_seq(l, body);
