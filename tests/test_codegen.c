@@ -1240,9 +1240,9 @@ static void test_abi(void)
               strcmp(a->entry[KF_CG_H64] + strlen(a->entry[KF_CG_H64]) - 4, "_h64") == 0);
         int64_t sym[1] = { 10 };
         CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, NULL, meta, err, sizeof err), KF_OK);
-        /* on a GPU the widest of c64, h64 and s64 whose grid fills 8 blocks
-         * per compute unit (132 SMs), else s64; a branchy body keeps c64
-         * above that whatever its arrays */
+        /* on a GPU c64 where its grid fills 8 blocks per compute unit (132
+         * SMs), else h64 where its grid fills 6, else s64; a branchy body
+         * keeps c64 above that whatever its arrays */
         meta[0] = meta[1] = 4 * 256 * 8 * 132;
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 8 * 132);
@@ -1274,13 +1274,25 @@ static void test_abi(void)
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 8 * 132 + 1);
         meta[0] = meta[1] = 2 * 256 * 8 * 132 - 2;
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
-        CHECK(L.n == 1 && L.l[0].variant == KF_CG_S64 && L.l[0].grid == 16 * 132);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 8 * 132);
         kf_cg_launch_rule(a, meta, NULL, 132, false, 0, &L);   /* not on a CPU */
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
         kf_cg_launch_variant(a, meta, KF_CG_H64, 132, false, 0, &L);   /* no h64 off a GPU */
         CHECK(L.n == 0);
         kf_cg_launch_variant(a, meta, KF_CG_H64, 132, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 8 * 132);
+        meta[0] = meta[1] = (int64_t)1 << 19;   /* h64: 1024 blocks, 7.8 per unit */
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 1024);
+        meta[0] = meta[1] = 2 * 256 * 6 * 132;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 6 * 132);
+        meta[0] = meta[1] = 2 * 256 * 6 * 132 - 2;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_S64 && L.l[0].grid == 12 * 132);
+        meta[0] = meta[1] = (int64_t)1 << 18;   /* h64: 512 blocks, 3.9 per unit */
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_S64 && L.l[0].grid == 1024);
     }
     c = find_case("saxpy");
     if (a && c) {   /* two arrays, no branches: h64 where its grid fills 8 blocks per unit, else the first rule */

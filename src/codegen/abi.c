@@ -973,14 +973,15 @@ void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_varian
  *   chain 5.5 -> 4.8 us, memory-bound kernels unchanged; from 2^20 x5 loses
  *   13% one element per thread.
  * - A branchy body (kf_cg_kabi.branchy) runs the elements of a vector one
- *   after another, so it wants more threads for longer: it takes the widest
- *   of c, h64 (half vectors) and one element per thread whose grid fills
- *   WAVE_BLOCKS_PER_CU blocks per compute unit (8 blocks of 256 threads: a
- *   full SM of an H100), else one element per thread.  On an H100, kfbench
- *   A/B (bench/results/h100-2026-11-22-s10-width.md): boxplus at 2^18 5.6 ->
- *   5.4 us, 2^20 (h64) 8.7 -> 8.3; the 40-op chain at 2^18 6.5 -> 6.1, 2^19
- *   8.3 -> 7.9, 2^20 10.8 -> 10.5.  Bodies without branches lost up to 6%
- *   this way (x5 and gelu at 2^19), so they keep the first rule.
+ *   after another, so it wants more threads for longer: it takes c where
+ *   c's grid fills WAVE_BLOCKS_PER_CU blocks per compute unit (8 blocks of
+ *   256 threads: a full SM of an H100), else h64 (half vectors) where h64's
+ *   fills H64_BLOCKS_PER_CU, else one element per thread.  On an H100,
+ *   kfbench A/B (bench/results/h100-2026-11-22-s10-width.md), c against
+ *   this rule with h64 from a full wave: boxplus at 2^18 5.6 -> 5.4 us,
+ *   2^20 (h64) 8.7 -> 8.3; the 40-op chain at 2^18 6.5 -> 6.1, 2^19 8.3 ->
+ *   7.9, 2^20 10.8 -> 10.5.  Bodies without branches lost up to 6% this
+ *   way (x5 and gelu at 2^19), so they keep the first rule.
  * - A kernel that gathers (take) runs one point per thread at any size: a
  *   gathered load waits on a scattered read, and more threads keep more of
  *   them in flight (gather_boxplus, f64, on an H100, one pass: 28 registers
@@ -1004,6 +1005,19 @@ void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_varian
  *   harness, and branchy bodies 0.4% (boxplus) to 9% (the 40-op chain) at
  *   2^24-2^28: they keep 16 bytes there. */
 enum { WAVE_BLOCKS_PER_CU = 8 };
+
+/* A branchy body's call too small for c's grid to fill a wave takes h64
+ * from this many h64 blocks per compute unit (three quarters of a wave),
+ * else one element per thread: that grid has twice h64's threads and so
+ * runs two waves where h64's nearly fills one.  On an H200 in one process,
+ * the rule's choice / h64 / torch.compile, two processes, us: boxplus at
+ * 2^19 (h64: 7.8 blocks per SM) 6.75 / 6.32 / 6.13 and 6.77 / 6.29 / 6.00,
+ * the 40-op chain 7.97 / 7.57 / 7.87 and 7.92 / 7.54 / 7.76; bodies that
+ * read one array, x / (1 + exp x) 5.86 / 5.38 / 5.15 and sqrt(x^2 + 1)
+ * 5.89 / 5.34 / 5.14; at 2^18 (3.9 blocks per SM) one element per thread
+ * and h64 tie (boxplus 5.50 / 5.49, 5.46 / 5.47; the chain 6.21 / 6.22,
+ * 6.21 / 6.22) (bench/results/h200-2026-11-28-s25-analysis.md). */
+enum { H64_BLOCKS_PER_CU = 6 };
 
 /* A branchy body's contiguous call runs b64 (two vectors a thread, both
  * loaded before the first element's math; kf_cg_kinfo.pair) from this
@@ -1063,7 +1077,7 @@ static kf_cg_variant narrow(const kf_cg_kabi *a, const int64_t *meta, kf_cg_vari
                     b64_blocks(a, meta) >= (uint64_t)PAIR_BLOCKS_PER_CU * (uint64_t)cu;
         return pair ? KF_CG_B64 : v;
     }
-    return h && th >= wave ? KF_CG_H64 : s;
+    return h && th >= (uint64_t)H64_BLOCKS_PER_CU * (uint64_t)cu * KF_CG_BLOCK ? KF_CG_H64 : s;
 }
 
 void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units, bool gpu,
