@@ -1378,7 +1378,7 @@ static void test_abi(void)
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_SEQ && L.l[0].grid == 1 && L.scratch_bytes == 0);
         meta[2] = 64;
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_SEQ);
-        meta[2] = 65;    /* a small call (M * L <= 65536) of rows of 65 .. 1024: warp */
+        meta[2] = 65;    /* rows of 65 .. 1024, however few: warp */
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_WARP);
         meta[4] = 2;     /* padded rows: tile */
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_TILE);
@@ -1386,8 +1386,10 @@ static void test_abi(void)
         meta[1] = 64;
         meta[2] = 1024;
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_WARP);
-        meta[1] = 65;    /* M * L over 65536 */
-        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_TILE);
+        meta[1] = 65;    /* M * L over 65536: still warp (tile was 0.5 us slower at [128..512, 1024]) */
+        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_WARP);
+        meta[1] = 512;
+        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_WARP);
         meta[1] = 3;
         meta[2] = 1025;  /* rows longer than a round */
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_TILE);
@@ -1482,7 +1484,11 @@ static void test_abi(void)
         meta[1] = 1024;
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_WARP);
         meta[1] = 1023;
-        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_TILE);
+        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_WARP);
+        meta[2] = 64;     /* rows of at most 64: warp from 1024 of them, else seq */
+        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_SEQ);
+        meta[1] = 1024;
+        CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_WARP);
         meta[2] = 1000;
         meta[1] = 0;
         kf_cg_launch_rule(a, meta, NULL, 0, false, 0, &L);

@@ -671,10 +671,10 @@ void kf_cg_fill_chunks(const kf_cg_kabi *a, int64_t *meta)
 bool kf_cg_warp_sizes(uint64_t M, uint64_t L)
 {
     bool many = M >= KF_CG_WARP_OUTPUTS || (M >= KF_CG_WARP_SHORT && L <= KF_CG_WARP_SHORT);
-    /* a small call of short rows: a lane's loads of a round go out together,
-     * where tile's block waits for its tree (docs/codegen.md) */
-    bool small = L > KF_CG_SEQ_MAX && L <= KF_CG_WARP_SHORT && M <= KF_CG_WARP_SMALL / L;
-    return (many || small) && L >= KF_CG_WARP_MIN && L <= KF_CG_TILE_ELEMS;
+    /* rows of at most a round, however few: a lane's loads of a round go
+     * out together, where tile's block waits for its tree (docs/codegen.md) */
+    bool short_rows = L > KF_CG_SEQ_MAX && L <= KF_CG_WARP_SHORT;
+    return (many || short_rows) && L >= KF_CG_WARP_MIN && L <= KF_CG_TILE_ELEMS;
 }
 
 static bool use_seq(uint64_t M, uint64_t L)

@@ -157,8 +157,8 @@ enum {
     KF_CG_WARP_LANES = 32,    /* threads per output of warp (a CUDA warp) */
     KF_CG_WARP_MIN = 32,      /* warp: reduced length at least this, at most KF_CG_TILE_ELEMS, */
     KF_CG_WARP_OUTPUTS = 4096,/* ... at least this many outputs, reduced dim contiguous, */
-    KF_CG_WARP_SHORT = 1024,  /* ... or at least this many when L is at most this too, */
-    KF_CG_WARP_SMALL = 65536, /* ... or M * L at most this with KF_CG_SEQ_MAX < L <= KF_CG_WARP_SHORT */
+    KF_CG_WARP_SHORT = 1024,  /* ... or at least this many when L is at most this too, or any number when
+                               * KF_CG_SEQ_MAX < L <= this */
     KF_CG_CHUNK_TARGET = 2048,/* tile: about this many (output, chunk) blocks when an output has several tiles */
     KF_CG_CHUNK_WHOLE = 2,    /* tile: an output of at most this many tiles is one chunk */
     KF_CG_CHUNK_MIN_M = 128,  /* tile: from this many outputs, chunks of at least */
