@@ -1008,8 +1008,8 @@ enum { WAVE_BLOCKS_PER_CU = 8 };
 
 /* A branchy body's call too small for c's grid to fill a wave takes h64
  * from this many h64 blocks per compute unit (three quarters of a wave),
- * else one element per thread: that grid has twice h64's threads and so
- * runs two waves where h64's nearly fills one.  On an H200 in one process,
+ * else one element per thread: that grid has twice h64's threads, more
+ * than a wave where h64's fits in one.  On an H200 in one process,
  * the rule's choice / h64 / torch.compile, two processes, us: boxplus at
  * 2^19 (h64: 7.8 blocks per SM) 6.75 / 6.32 / 6.13 and 6.77 / 6.29 / 6.00,
  * the 40-op chain 7.97 / 7.57 / 7.87 and 7.92 / 7.54 / 7.76; bodies that
