@@ -1253,7 +1253,8 @@ static void test_abi(void)
               strcmp(a->entry[KF_CG_B64] + strlen(a->entry[KF_CG_B64]) - 4, "_b64") == 0);
         meta[0] = meta[1] = (int64_t)1 << 26;
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
-        CHECK(L.n == 1 && L.l[0].variant == KF_CG_B64 && L.l[0].grid == 1u << 15 && L.l[0].entry == a->entry[KF_CG_B64]);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_B64 && L.l[0].grid == 1u << 15 &&
+              L.l[0].entry == a->entry[KF_CG_B64]);
         meta[0] = meta[1] = ((int64_t)1 << 26) + 2;
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);

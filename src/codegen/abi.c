@@ -670,9 +670,11 @@ void kf_cg_fill_chunks(const kf_cg_kabi *a, int64_t *meta)
 
 bool kf_cg_warp_sizes(uint64_t M, uint64_t L)
 {
+    /* rows of up to a tile from 4096 of them, rows of 32 to 64 elements
+     * (else seq's) from 1024 */
     bool many = M >= KF_CG_WARP_OUTPUTS || (M >= KF_CG_WARP_SHORT && L <= KF_CG_WARP_SHORT);
-    /* rows of at most a round, however few: a lane's loads of a round go
-     * out together, where tile's block waits for its tree (docs/codegen.md) */
+    /* rows of 65 to 1024, however few: a lane's loads of a round go out
+     * together, where tile's block waits for its tree (docs/codegen.md) */
     bool short_rows = L > KF_CG_SEQ_MAX && L <= KF_CG_WARP_SHORT;
     return (many || short_rows) && L >= KF_CG_WARP_MIN && L <= KF_CG_TILE_ELEMS;
 }

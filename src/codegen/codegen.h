@@ -299,11 +299,11 @@ typedef struct kf_cg_launches {
  * that fits b64 runs b64: args broadcast on the leading bsplit dims, every
  * other buffer row-major contiguous and 16-byte aligned, the other dims a
  * whole number of vectors, and so does a branchy body's large contiguous
- * call that fits it (PAIR_BLOCKS_PER_CU, abi.c); a tile with several chunks per output is one
- * launch, combining them itself, and seq replaces a tile that would need
- * more than 2^31 - 1 blocks (one per output and chunk); off a GPU, tile
- * replaces warp, whose bits it gives, and comb follows a tile with several
- * chunks per output) and the scratch size.
+ * call that fits it (PAIR_BLOCKS_PER_CU, abi.c); a tile with several
+ * chunks per output is one launch, combining them itself, and seq replaces
+ * a tile that would need more than 2^31 - 1 blocks (one per output and
+ * chunk); off a GPU, tile replaces warp, whose bits it gives, and comb
+ * follows a tile with several chunks per output) and the scratch size.
  * grid_override > 0 forces the grid of every launch (tests: results must
  * not change, in a build without KF_ONE_PASS). */
 void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units, bool gpu,
