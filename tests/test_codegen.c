@@ -1577,21 +1577,25 @@ static void test_abi(void)
     if (a && c) {   /* direct and computed takes, no coordinates: h64 exists */
         CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);
         CHECK(a->has_g64 && a->has_h64 && !a->has_c32 && a->vecw == 4);
-        /* on a GPU, from the same size as g64, a contiguous call runs h64
-         * (two points a thread) and a strided one g64; one point per thread
-         * below; a CPU keeps the vectors */
-        int64_t sym[2] = { 100, 24 * 132 * 1024 };   /* k, n */
+        /* on a GPU a contiguous call runs h64 (two points a thread) from 8
+         * blocks of 1024 points per SM, one point per thread below; a CPU
+         * keeps the vectors */
+        int64_t sym[2] = { 100, 8 * 132 * 1024 };   /* k, n */
         CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, NULL, meta, err, sizeof err), KF_OK);
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
-        CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 24 * 132 * 2 &&
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 8 * 132 * 2 &&
               L.l[0].entry == a->entry[KF_CG_H64]);
-        meta[0] = meta[1] = 24 * 132 * 1024 - 1;
+        meta[0] = meta[1] = 8 * 132 * 1024 - 2;
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
-        CHECK(L.n == 1 && L.l[0].variant == KF_CG_S64 && L.l[0].grid == (24 * 132 * 1024 - 1 + 255) / 256);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_S64 && L.l[0].grid == (8 * 132 * 1024 - 2 + 255) / 256);
         kf_cg_launch_rule(a, meta, NULL, 132, false, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
-        /* this h64 moves whole vectors only (no scalar tail): g64 where
-         * vecw / 2 does not divide n */
+        /* this h64 moves whole vectors only (no scalar tail): where vecw / 2
+         * does not divide n, one point per thread, and g64 from 24 blocks
+         * per SM (as a strided call) */
+        meta[0] = meta[1] = 8 * 132 * 1024 + 1;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_S64 && L.l[0].grid == (8 * 132 * 1024 + 1 + 255) / 256);
         meta[0] = meta[1] = 24 * 132 * 1024 + 1;
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_G64 && L.l[0].grid == 24 * 132 + 1);
@@ -1602,6 +1606,10 @@ static void test_abi(void)
         CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, arr, meta, err, sizeof err), KF_OK);
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_G64 && L.l[0].grid == ((uint32_t)1 << 26) / 1024);
+        sym[1] = 16 * 132 * 1024;   /* strided, below g64's 24 blocks per SM: one point per thread */
+        CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, arr, meta, err, sizeof err), KF_OK);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_S64 && L.l[0].grid == 16 * 132 * 4);
     }
     free(a);
 }
@@ -1943,7 +1951,7 @@ int main(void)
          * cl_khr_fp16 here, though kf_cg_emit refuses it there (checked in
          * emit_case). */
         static const kf_rg_sizes small = { 7, 3, 5 }, big = { 5000, 3, 70 }, mid = { 300, 2, 9 };
-        static const kf_rg_sizes wide = { 1, 1031, 130 };   /* discount: 3 steps of 67015 f64 vectors */
+        static const kf_rg_sizes wide = { 1, 2063, 130 };   /* discount: 3 steps of 134095 f64 vectors */
         int first_built = ncorpus + nops_cases + run_random;
         if (first_built > ncases)
             first_built = ncases;
@@ -1979,7 +1987,7 @@ int main(void)
             cl_program progs[2] = { prog, one_pass };
             int nfull = (int)(sizeof runs_full / sizeof runs_full[0]), nshort = (int)(sizeof runs_short / sizeof runs_short[0]);
             if (i < ncorpus) {
-                if (strcmp(c->name, "discount") == 0)   /* b64's chunks: one whole (128 blocks a step), one of 3 */
+                if (strcmp(c->name, "discount") == 0)   /* b64's chunks: one whole (256 blocks a step), one of 6 */
                     run_case(c, progs, &wide, 4 + (uint64_t)i, runs_b64, (int)(sizeof runs_b64 / sizeof runs_b64[0]));
                 run_case(c, progs, &small, 1 + (uint64_t)i, light ? runs_short : runs_full, light ? nshort : nfull);
                 if (!light)

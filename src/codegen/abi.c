@@ -1033,15 +1033,14 @@ enum { H64_BLOCKS_PER_CU = 6 };
  * slower than c64 (session 20). */
 enum { PAIR_BLOCKS_PER_CU = 32 };
 
-/* A kernel with a direct take leaves one point per thread on a GPU from
- * this many g64 blocks (1024 points) per compute unit: for h64 (vecw / 2
- * neighbouring points a thread, their vectors loaded and their gathers
- * issued together) where the call is contiguous and h64 fits it (narrow),
- * else g64 (kf_cg_launch_rule).  gather_boxplus (f64, kfbench's
- * permutation) on an H100 (132 SMs), kfbench, one point per thread against
- * g64: 2^21 29.3 against 30.7 us (16 blocks per SM), 2^22 52.8-53.2
- * against 52.6 (31), 2^23 100.1 against 96.6, 2^26 762 against 713, 2^28
- * 3045 against 2827-2859 (bench/results/h100-2026-11-22-s9-g64.md).  In
+/* A kernel with a direct take leaves one point per thread on a GPU for
+ * g64 (kf_cg_launch_rule) from this many g64 blocks (1024 points) per
+ * compute unit, where h64 has not taken the call (below).  gather_boxplus
+ * (f64, kfbench's permutation) on an H100 (132 SMs), kfbench, one point
+ * per thread against g64: 2^21 29.3 against 30.7 us (16 blocks per SM),
+ * 2^22 52.8-53.2 against 52.6 (31), 2^23 100.1 against 96.6, 2^26 762
+ * against 713, 2^28 3045 against 2827-2859
+ * (bench/results/h100-2026-11-22-s9-g64.md).  In
  * one process with torch.compile (s64 / g64 / h64, µs): 2^20 16.9 / 19.3 /
  * 16.9, 2^22 52.5 / 52.3 / 50.6, 2^24 195.8 / 190.7 / 185.2, 2^26 866 /
  * 790 / 790, 2^28 3345 / 3309 / 3100 (torch.compile 16.7, 51.7, 186.0,
@@ -1050,9 +1049,21 @@ enum { PAIR_BLOCKS_PER_CU = 32 };
  * (bench/results/h100-2026-11-28-s20-analysis.md). */
 enum { G64_BLOCKS_PER_CU = 24 };
 
-static bool wide_gather(const int64_t *meta, int cu)
+/* ... and for h64 (vecw / 2 neighbouring points a thread, their vectors
+ * loaded and their gathers issued together) from this many blocks of 1024
+ * points per compute unit, where the call is contiguous and h64 fits it
+ * (narrow).  On an H200 (132 SMs), gather_boxplus alone in one process,
+ * one point per thread / h64, us (points / 2^20): 0.5 10.46 / 11.31, 0.75
+ * 12.83 / 13.38, 1.0 15.44 / 15.39, 1.25 17.97 / 17.68, 1.5 20.80 / 20.03,
+ * 2.0 25.89 / 24.67, 3.0 35.98 / 33.42 (the old bound, 24 blocks, is 3.1);
+ * with torch.compile at 2^21 25.89 / 24.83 / 25.18
+ * (bench/results/h200-2026-11-28-s26-analysis.md). */
+enum { H64_TAKE_BLOCKS_PER_CU = 8 };
+
+/* Has a take's call at least blocks (of 1024 points) per compute unit? */
+static bool gather_blocks(const int64_t *meta, int cu, uint64_t blocks)
 {
-    return cu > 0 && (uint64_t)meta[0] >= (uint64_t)G64_BLOCKS_PER_CU * (uint64_t)cu * KF_CG_BLOCK * KF_CG_GATHER_ELEMS;
+    return cu > 0 && (uint64_t)meta[0] >= blocks * (uint64_t)cu * KF_CG_BLOCK * KF_CG_GATHER_ELEMS;
 }
 
 static kf_cg_variant narrow(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int cu, bool gpu)
@@ -1061,7 +1072,7 @@ static kf_cg_variant narrow(const kf_cg_kabi *a, const int64_t *meta, kf_cg_vari
         return v;
     kf_cg_variant s = v == KF_CG_C32 && a->has_s32 ? KF_CG_S32 : KF_CG_S64;
     if (a->ntake)
-        return v == KF_CG_C64 && h64_fits(a, meta) && wide_gather(meta, cu) ? KF_CG_H64 : s;
+        return v == KF_CG_C64 && h64_fits(a, meta) && gather_blocks(meta, cu, H64_TAKE_BLOCKS_PER_CU) ? KF_CG_H64 : s;
     if (cu <= 0)
         return v;
     uint64_t n = (uint64_t)meta[0], wc = ew_width(a, v), wh = ew_width(a, KF_CG_H64);
@@ -1101,7 +1112,8 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
     if (gpu && (v == KF_CG_S32 || v == KF_CG_S64) && b64_fits(a, meta, addrs))
         v = KF_CG_B64;
     v = narrow(a, meta, v, compute_units, gpu);
-    if (gpu && a->has_g64 && (v == KF_CG_S32 || v == KF_CG_S64) && wide_gather(meta, compute_units))
+    if (gpu && a->has_g64 && (v == KF_CG_S32 || v == KF_CG_S64) &&
+        gather_blocks(meta, compute_units, G64_BLOCKS_PER_CU))
         v = KF_CG_G64;
     launches(a, meta, v, compute_units, gpu, grid_override, out);   /* b64 only where it fits, above */
 }

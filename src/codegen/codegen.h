@@ -151,7 +151,7 @@ enum {
     KF_CG_RED_GROUP = 4,      /* tile, warp: a thread folds runs of this many consecutive reduced elements */
     KF_CG_GATHER_ELEMS = 4,   /* g64: points per thread, KF_CG_BLOCK apart */
     KF_CG_B64_VECS = 2,       /* b64: vectors per thread, KF_CG_BLOCK apart (a block covers 512 vectors of a step) */
-    KF_CG_B64_CHUNK = 128,    /* b64: blocks of a step's chunk (1 MB of 16-byte vectors a buffer), all steps in turn */
+    KF_CG_B64_CHUNK = 256,    /* b64: blocks of a step's chunk (2 MB of 16-byte vectors a buffer), all steps in turn */
     KF_CG_SEQ_MAX = 64,       /* reduced length up to which seq is used */
     KF_CG_SEQ_OUTPUTS = 65536,/* ... or up to KF_CG_TILE_ELEMS when there are this many outputs */
     KF_CG_WARP_LANES = 32,    /* threads per output of warp (a CUDA warp) */
