@@ -300,9 +300,10 @@ static void emit_case(tcase *c, const kf_cg_caps *devcaps)
         for (int v = 0; s == KF_OK && v < KF_CG_VARIANT_COUNT; v++) {
             char nm[KF_CG_NAME_MAX + 2];
             kf_cg_entry_name(a, (kf_cg_variant)v, nm, KF_CG_NAME_MAX);
-            bool mine = (a->kind == KF_KERNEL_EW) == (v <= KF_CG_H64) && !(v == KF_CG_C32 && !a->has_c32) &&
+            bool mine = (a->kind == KF_KERNEL_EW) == (v <= KF_CG_B1) && !(v == KF_CG_C32 && !a->has_c32) &&
                         !(v == KF_CG_S32 && !a->has_s32) && !(v == KF_CG_B64 && !a->has_b64) &&
-                        !(v == KF_CG_G64 && !a->has_g64) && !(v == KF_CG_H64 && !a->has_h64);
+                        !(v == KF_CG_G64 && !a->has_g64) && !(v == KF_CG_H64 && !a->has_h64) &&
+                        !(v == KF_CG_B1 && !a->has_b1);
             CHECK_MSG(mine == (nm[0] != 0), "%s: kernel %d: entry name of variant %d", c->name, k, v);
             if (!mine)
                 continue;
@@ -544,6 +545,7 @@ static cldev D;
 static double ocl_build_seconds, ocl_run_seconds;
 static int b64_launches;   /* forced b64 runs that fit: the corpus must reach it */
 static int pair_launches;  /* ... of them b64 with no outer dims (kf_cg_kinfo.pair) */
+static int b1_launches;    /* forced b1 runs that fit */
 static int g64_launches;   /* forced g64 runs (kernels with a direct take) */
 static int h64_launches;   /* forced h64 runs (where c64 would run) */
 
@@ -737,8 +739,9 @@ static void *dbuf_read(const dbuf *b)
 }
 
 /* Variants that may replace the picked one: any with a larger index width,
- * strided for contiguous, h64 for c64, and b64 where the kernel has it (its launch is
- * empty where the layout does not fit it; the rule's is used then). */
+ * strided for contiguous, h64 for c64, and b64 and b1 where the kernel has
+ * them (their launch is empty where the layout does not fit them; the
+ * rule's is used then). */
 static kf_cg_variant force_variant(const kf_cg_kabi *a, kf_cg_variant picked, int force)
 {
     if (force < 0)
@@ -748,6 +751,8 @@ static kf_cg_variant force_variant(const kf_cg_kabi *a, kf_cg_variant picked, in
         return (f == KF_CG_SEQ || f == KF_CG_TILE || f == KF_CG_WARP || f == KF_CG_WARPV) ? f : picked;
     if (f == KF_CG_B64)
         return a->has_b64 ? f : picked;
+    if (f == KF_CG_B1)
+        return a->has_b1 ? f : picked;
     if (f == KF_CG_G64)
         return a->has_g64 ? f : picked;
     if (f == KF_CG_H64)   /* where c64 would run */
@@ -838,12 +843,13 @@ static bool cl_run(tcase *c, cl_program prog, const kf_host_array *inputs, const
                 if (f != L.l[0].variant)   /* the programs are a GPU's code: warp, g64 and h64 are there */
                     kf_cg_launch_variant(abi, meta, f, D.cu, kgpu || f == KF_CG_G64 || f == KF_CG_H64, ro->grid,
                                          &L);
-                if (L.n == 0)   /* warp where an output has more than one tile, b64 where the layout does not fit */
+                if (L.n == 0)   /* warp where an output has more than one tile, b64 or b1 where the layout does not fit */
                     kf_cg_launch_rule(abi, meta, NULL, D.cu, kgpu, ro->grid, &L);
             }
             if (L.n > 0 && L.l[0].variant == KF_CG_SEQ && k < 64)
                 *seq_mask |= 1ull << k;
             b64_launches += L.n > 0 && L.l[0].variant == KF_CG_B64;
+            b1_launches += L.n > 0 && L.l[0].variant == KF_CG_B1;
             pair_launches += L.n > 0 && L.l[0].variant == KF_CG_B64 && abi->bsplit == 0;
             g64_launches += L.n > 0 && L.l[0].variant == KF_CG_G64;
             h64_launches += L.n > 0 && L.l[0].variant == KF_CG_H64;
@@ -1196,29 +1202,38 @@ static void test_abi(void)
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_S32);
         kf_cg_launch_variant(a, meta, KF_CG_B64, 132, true, 0, &L);
         CHECK(L.n == 0);
-        /* contiguous [t, m, k] with mb[m, k]: b64, T * ceil(m * k / 2 / 512) blocks */
-        const int64_t tmk[][4] = { { 4, 4, 4, 4 }, { 4, 3, 4, 4 }, { 3, 1000, 256, 3 * 250 }, { 4, 3, 3, 0 } };
-        for (int i = 0; i < 4; i++) {
+        char nm1[KF_CG_NAME_MAX];
+        kf_cg_entry_name(a, KF_CG_B1, nm1, sizeof nm1);
+        CHECK(a->has_b1 && strlen(nm1) > 3 && strcmp(nm1 + strlen(nm1) - 3, "_b1") == 0);
+        /* contiguous [t, m, k] with mb[m, k]: b1, T * ceil(m * k / 2 / 256)
+         * blocks, or b64, T * ceil(m * k / 2 / 512), where b64's fit a wave
+         * (8 blocks a compute unit: 1056 here) and b1's do not */
+        const int64_t tmk[][5] = { { 4, 4, 4, 4, KF_CG_B1 },         { 4, 3, 4, 4, KF_CG_B1 },
+                                   { 3, 1000, 256, 3 * 250, KF_CG_B64 }, { 16, 1024, 256, 16 * 512, KF_CG_B1 },
+                                   { 2, 528, 512, 1056, KF_CG_B1 },       { 2, 529, 512, 530, KF_CG_B64 },
+                                   { 4, 3, 3, 0, 0 } };
+        for (int i = 0; i < (int)(sizeof tmk / sizeof tmk[0]); i++) {
             int64_t T = tmk[i][0], M = tmk[i][1], K = tmk[i][2];
             int64_t w[16] = { T * M * K, T, M, K, 0, K, 1, M * K, K, 1, M * K, K, 1, 0, 0, 0 };
             memcpy(meta, w, sizeof w);
             kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
             if (tmk[i][3])   /* else m * k odd: not whole vectors */
-                CHECK_MSG(L.n == 1 && L.l[0].variant == KF_CG_B64 && L.l[0].grid == (uint32_t)tmk[i][3] &&
-                              strcmp(L.l[0].entry, nm) == 0, "[%lld,%lld,%lld]", (long long)T, (long long)M, (long long)K);
+                CHECK_MSG(L.n == 1 && L.l[0].variant == (kf_cg_variant)tmk[i][4] && L.l[0].grid == (uint32_t)tmk[i][3] &&
+                              strcmp(L.l[0].entry, tmk[i][4] == KF_CG_B1 ? nm1 : nm) == 0,
+                          "[%lld,%lld,%lld]", (long long)T, (long long)M, (long long)K);
             else
                 CHECK(L.n == 1 && L.l[0].variant == KF_CG_S32);
         }
-        /* b64 indexes vectors in 32 bits: at most 2^32 - 512 of them in
-         * all, even off a GPU where the grid is capped */
+        /* b64 and b1 index vectors in 32 bits: at most 2^32 - 512 of them
+         * in all, even off a GPU where the grid is capped */
         const int64_t lim[][4] = { { 1, (1 << 23) - 1, 1024, 1 }, { 1, 1 << 23, 1024, 0 },
                                    { (1 << 11) - 1, 1 << 12, 1024, 1 }, { 1 << 11, 1 << 12, 1024, 0 } };
-        for (int i = 0; i < 4; i++) {
-            int64_t T = lim[i][0], M = lim[i][1], K = lim[i][2];
+        for (int i = 0; i < 8; i++) {
+            int64_t T = lim[i / 2][0], M = lim[i / 2][1], K = lim[i / 2][2];
             int64_t big[16] = { T * M * K, T, M, K, 0, K, 1, M * K, K, 1, M * K, K, 1, 0, 0, 0 };
             memcpy(meta, big, sizeof big);
-            kf_cg_launch_variant(a, meta, KF_CG_B64, 132, false, 0, &L);
-            CHECK_MSG(L.n == lim[i][3], "[%lld,%lld,%lld]", (long long)T, (long long)M, (long long)K);
+            kf_cg_launch_variant(a, meta, i % 2 ? KF_CG_B1 : KF_CG_B64, 132, false, 0, &L);
+            CHECK_MSG(L.n == lim[i / 2][3], "[%lld,%lld,%lld]", (long long)T, (long long)M, (long long)K);
         }
         int64_t w[16] = { 64, 4, 4, 4, 0, 4, 1, 16, 4, 1, 16, 4, 1, 0, 0, 0 };
         memcpy(meta, w, sizeof w);
@@ -1771,21 +1786,24 @@ static const runopt runs_full[] = {
     { 0, 0, KF_CG_TILE, false }, { 1, 3, KF_CG_WARP, false }, { 0, 0, KF_CG_B64, false }, { 0, 3, KF_CG_B64, false },
     { 0, 0, KF_CG_C64, true }, { 2, 0, KF_CG_S32, true },  { 0, 0, KF_CG_B64, true },  { 1, 0, -1, true },
     { 1, 2, KF_CG_G64, false }, { 2, 0, KF_CG_G64, true }, { 0, 3, KF_CG_H64, false }, { 0, 0, KF_CG_H64, true },
+    { 0, 3, KF_CG_B1, false },  { 0, 0, KF_CG_B1, true },
 };
 static const runopt runs_random[] = {
     { 0, 0, -1, false },        { 0, 1, -1, false },        { 0, 3, KF_CG_S32, false },
     { 1, 0, -1, false },        { 2, 7, -1, false },        { 0, 2, KF_CG_SEQ, false },
     { 0, 0, KF_CG_TILE, false }, { 0, 2, KF_CG_WARP, false }, { 0, 2, KF_CG_B64, false },
-    { 0, 3, KF_CG_G64, false }, { 0, 2, KF_CG_H64, false },
+    { 0, 3, KF_CG_G64, false }, { 0, 2, KF_CG_H64, false }, { 0, 2, KF_CG_B1, false },
 };
 static const runopt runs_short[] = {
     { 0, 0, -1, false },        { 1, 3, KF_CG_S32, false }, { 2, 2, KF_CG_SEQ, false }, { 0, 1, KF_CG_TILE, false },
     { 1, 0, KF_CG_WARP, false }, { 0, 2, KF_CG_B64, false }, { 0, 0, KF_CG_C64, true },  { 0, 0, KF_CG_B64, true },
-    { 0, 0, KF_CG_G64, true }, { 0, 0, KF_CG_H64, true }, { 0, 0, KF_CG_WARP, true },
+    { 0, 0, KF_CG_G64, true }, { 0, 0, KF_CG_H64, true }, { 0, 0, KF_CG_WARP, true }, { 0, 2, KF_CG_B1, false },
+    { 0, 0, KF_CG_B1, true },
 };
-/* b64 at a size with more than one chunk: one pass, grid-stride, and the
- * launch rule's pick to compare with */
-static const runopt runs_b64[] = { { 0, 0, -1, false }, { 0, 0, KF_CG_B64, true }, { 0, 3, KF_CG_B64, false } };
+/* b64 and b1 at a size with more than one chunk: one pass, grid-stride, and
+ * the launch rule's pick to compare with */
+static const runopt runs_b64[] = { { 0, 0, -1, false }, { 0, 0, KF_CG_B64, true }, { 0, 3, KF_CG_B64, false },
+                                   { 0, 0, KF_CG_B1, true }, { 0, 3, KF_CG_B1, false } };
 /* the per-dtype graphs: the picked variant only (sizes small and mid reach
  * both reduction paths); every distinct entry launched costs a JIT on PoCL */
 static const runopt runs_one[] = { { 0, 0, -1, false } };
@@ -2011,9 +2029,10 @@ int main(void)
         if (one_pass)
             clReleaseProgram(one_pass);
         printf("OpenCL build: %.2fs\n", ocl_build_seconds);
-        printf("OpenCL runs: %.2fs (%d b64 launches, %d of them with no outer dims, %d g64, %d h64)\n",
-               ocl_run_seconds, b64_launches, pair_launches, g64_launches, h64_launches);
+        printf("OpenCL runs: %.2fs (%d b64 launches, %d of them with no outer dims, %d b1, %d g64, %d h64)\n",
+               ocl_run_seconds, b64_launches, pair_launches, b1_launches, g64_launches, h64_launches);
         CHECK_MSG(b64_launches > 0, "no case ran the b64 variant");
+        CHECK_MSG(b1_launches > 0, "no case ran the b1 variant");
         CHECK_MSG(pair_launches > 0, "no case ran b64 with no outer dims");
         CHECK_MSG(g64_launches > 0, "no case ran the g64 variant");
         CHECK_MSG(h64_launches > 0, "no case ran the h64 variant");

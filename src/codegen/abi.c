@@ -13,7 +13,7 @@
 #include <xxhash.h>
 
 static const char *const variant_names[KF_CG_VARIANT_COUNT] = { "c32", "c64", "s32", "s64", "b64", "g64", "h64",
-                                                                    "seq", "tile", "comb", "warp", "warpv" };
+                                                                    "b1", "seq", "tile", "comb", "warp", "warpv" };
 
 const char *kf_cg_variant_name(kf_cg_variant v)
 {
@@ -498,6 +498,7 @@ kf_status kf_cg_kernel_abi(const kf_plan *p, int k, kf_cg_kabi *a, char *err, si
     a->has_h64 = ki.half;
     a->streams = ki.streams;
     a->has_b64 = ki.has_b64;
+    a->has_b1 = ki.bsplit > 0;
     a->bsplit = ki.bsplit;
     a->has_err = kk->has_take;
     a->has_scratch = kk->kind == KF_KERNEL_REDUCE;
@@ -558,9 +559,9 @@ void kf_cg_entry_name(const kf_cg_kabi *a, kf_cg_variant v, char *buf, size_t le
 {
     if (!len)
         return;
-    bool ew = v <= KF_CG_H64, red = v >= KF_CG_SEQ && v <= KF_CG_WARPV;
+    bool ew = v <= KF_CG_B1, red = v >= KF_CG_SEQ && v <= KF_CG_WARPV;
     if ((v == KF_CG_C32 && !a->has_c32) || (v == KF_CG_S32 && !a->has_s32) || (v == KF_CG_B64 && !a->has_b64) ||
-        (v == KF_CG_G64 && !a->has_g64) || (v == KF_CG_H64 && !a->has_h64))
+        (v == KF_CG_G64 && !a->has_g64) || (v == KF_CG_H64 && !a->has_h64) || (v == KF_CG_B1 && !a->has_b1))
         ew = false;
     if ((a->kind == KF_KERNEL_EW && ew) || (a->kind == KF_KERNEL_REDUCE && red))
         kf_snprintf(buf, len, "%s_%s", a->prefix, variant_names[v]);
@@ -848,16 +849,18 @@ static uint64_t outer_steps(const kf_cg_kabi *a, const int64_t *meta)
     return T;
 }
 
-/* b64's blocks: every outer step times a block per KF_CG_BLOCK *
- * KF_CG_B64_VECS vectors of the inner dims. */
+/* The blocks of b64 (per_thread = KF_CG_B64_VECS) or b1 (1): every outer
+ * step times a block per KF_CG_BLOCK * per_thread vectors of the inner
+ * dims. */
 enum { B64_BLOCK_VECS = KF_CG_BLOCK * KF_CG_B64_VECS };
-static uint64_t b64_blocks(const kf_cg_kabi *a, const int64_t *meta)
+static uint64_t b_blocks(const kf_cg_kabi *a, const int64_t *meta, uint64_t per_thread)
 {
     uint64_t T = outer_steps(a, meta), vecs = (uint64_t)meta[0] / T / (uint64_t)a->vecw;
-    return T * ((vecs + B64_BLOCK_VECS - 1) / B64_BLOCK_VECS);
+    uint64_t per_block = KF_CG_BLOCK * per_thread;
+    return T * ((vecs + per_block - 1) / per_block);
 }
 
-/* Does a call fit b64 (which the kernel has: bsplit > 0): every buffer
+/* Does a call fit b64 and b1 (which the kernel has: bsplit > 0): every buffer
  * read or written at the iteration point row-major contiguous and 16-byte
  * aligned, except that the KF_CG_BUF_LEAD args have stride 0 on dims
  * 0..bsplit-1 (contiguous on the rest), the inner dims a whole number of
@@ -901,14 +904,14 @@ static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, 
     memset(out, 0, sizeof *out);
     if (a->kind == KF_KERNEL_EW) {
         uint64_t n = (uint64_t)meta[0];
-        if (n == 0 || v > KF_CG_H64 || (v == KF_CG_G64 && (!a->has_g64 || !gpu)) ||
+        if (n == 0 || v > KF_CG_B1 || (v == KF_CG_B1 && !a->has_b1) || (v == KF_CG_G64 && (!a->has_g64 || !gpu)) ||
             (v == KF_CG_H64 && (!h64_fits(a, meta) || !gpu)))
             return;
         uint64_t w = ew_width(a, v), threads = (n + w - 1) / w;
         if (v == KF_CG_G64)   /* KF_CG_GATHER_ELEMS points per thread, a block per 1024 */
             threads = (n + KF_CG_BLOCK * KF_CG_GATHER_ELEMS - 1) / (KF_CG_BLOCK * KF_CG_GATHER_ELEMS) * KF_CG_BLOCK;
-        if (v == KF_CG_B64)
-            threads = b64_blocks(a, meta) * KF_CG_BLOCK;
+        if (v == KF_CG_B64 || v == KF_CG_B1)
+            threads = b_blocks(a, meta, v == KF_CG_B64 ? KF_CG_B64_VECS : 1) * KF_CG_BLOCK;
         if (gpu && (threads + KF_CG_BLOCK - 1) / KF_CG_BLOCK > INT32_MAX)
             return;   /* no covering grid within CUDA's 2^31 - 1 blocks */
         out->n = 1;
@@ -960,7 +963,7 @@ static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, 
 void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int compute_units, bool gpu,
                           uint32_t grid_override, kf_cg_launches *out)
 {
-    if ((v == KF_CG_B64 && !b64_fits(a, meta, NULL)) || (v == KF_CG_WARPV && !red_gvec(a, meta, NULL)))
+    if (((v == KF_CG_B64 || v == KF_CG_B1) && !b64_fits(a, meta, NULL)) || (v == KF_CG_WARPV && !red_gvec(a, meta, NULL)))
         memset(out, 0, sizeof *out);
     else
         launches(a, meta, v, compute_units, gpu, grid_override, out);
@@ -1033,6 +1036,23 @@ enum { H64_BLOCKS_PER_CU = 6 };
  * slower than c64 (session 20). */
 enum { PAIR_BLOCKS_PER_CU = 32 };
 
+/* A call that fits the walk of b64 and b1 (outer dims innermost: args
+ * broadcast on them) takes b1, one vector a thread, except where b64's
+ * grid (two vectors a thread) fits a wave and b1's does not.  On an H200,
+ * discount (f64 [m, 256] by [16, m, 256]) in one process, b64 / b1 /
+ * torch.compile, us: 2^19 (b1: 7.8 blocks per SM) 6.66 / 6.45 / 6.46,
+ * 2^20 (b64: 7.8) 8.18 / 8.56 / 8.32, 2^21 12.40 / 12.42 / 12.19, 2^22
+ * 21.10 / 20.99 / 20.53, 2^23 39.07 / 38.16 / 36.58, 2^24 73.54 / 72.16 /
+ * 73.14, 2^26 279.4 / 271.3 / 371.0, 2^28 1091 / 1064 / 1467; level at
+ * 2^12-2^18 (bench/results/h200-2026-11-28-s26-analysis.md). */
+static kf_cg_variant b_width(const kf_cg_kabi *a, const int64_t *meta, int cu)
+{
+    uint64_t wave = cu > 0 ? (uint64_t)WAVE_BLOCKS_PER_CU * (uint64_t)cu : 0;
+    if (!a->has_b1)
+        return KF_CG_B64;
+    return b_blocks(a, meta, KF_CG_B64_VECS) <= wave && b_blocks(a, meta, 1) > wave ? KF_CG_B64 : KF_CG_B1;
+}
+
 /* A kernel with a direct take leaves one point per thread on a GPU for
  * g64 (kf_cg_launch_rule) from this many g64 blocks (1024 points) per
  * compute unit, where h64 has not taken the call (below).  gather_boxplus
@@ -1087,7 +1107,7 @@ static kf_cg_variant narrow(const kf_cg_kabi *a, const int64_t *meta, kf_cg_vari
     }
     if (tc >= wave) {   /* b64_fits without addrs: c's test passed, their alignment included */
         bool pair = v == KF_CG_C64 && b64_fits(a, meta, NULL) &&
-                    b64_blocks(a, meta) >= (uint64_t)PAIR_BLOCKS_PER_CU * (uint64_t)cu;
+                    b_blocks(a, meta, KF_CG_B64_VECS) >= (uint64_t)PAIR_BLOCKS_PER_CU * (uint64_t)cu;
         return pair ? KF_CG_B64 : v;
     }
     return h && th >= (uint64_t)H64_BLOCKS_PER_CU * (uint64_t)cu * KF_CG_BLOCK ? KF_CG_H64 : s;
@@ -1110,7 +1130,7 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
             v = KF_CG_SEQ;
     }
     if (gpu && (v == KF_CG_S32 || v == KF_CG_S64) && b64_fits(a, meta, addrs))
-        v = KF_CG_B64;
+        v = b_width(a, meta, compute_units);
     v = narrow(a, meta, v, compute_units, gpu);
     if (gpu && a->has_g64 && (v == KF_CG_S32 || v == KF_CG_S64) &&
         gather_blocks(meta, compute_units, G64_BLOCKS_PER_CU))

@@ -140,7 +140,7 @@ typedef struct kf_cg_caps {
 } kf_cg_caps;
 
 typedef enum kf_cg_variant {
-    KF_CG_C32, KF_CG_C64, KF_CG_S32, KF_CG_S64, KF_CG_B64, KF_CG_G64, KF_CG_H64, /* EW kernels */
+    KF_CG_C32, KF_CG_C64, KF_CG_S32, KF_CG_S64, KF_CG_B64, KF_CG_G64, KF_CG_H64, KF_CG_B1, /* EW kernels */
     KF_CG_SEQ, KF_CG_TILE, KF_CG_COMB, KF_CG_WARP, KF_CG_WARPV, /* REDUCE kernels */
     KF_CG_VARIANT_COUNT
 } kf_cg_variant;
@@ -150,8 +150,10 @@ enum {
     KF_CG_TILE_ELEMS = 4096, /* reduced elements per tile (16 per thread) */
     KF_CG_RED_GROUP = 4,      /* tile, warp: a thread folds runs of this many consecutive reduced elements */
     KF_CG_GATHER_ELEMS = 4,   /* g64: points per thread, KF_CG_BLOCK apart */
-    KF_CG_B64_VECS = 2,       /* b64: vectors per thread, KF_CG_BLOCK apart (a block covers 512 vectors of a step) */
-    KF_CG_B64_CHUNK = 256,    /* b64: blocks of a step's chunk (2 MB of 16-byte vectors a buffer), all steps in turn */
+    KF_CG_B64_VECS = 2,       /* b64: vectors per thread, KF_CG_BLOCK apart (a block covers 512 vectors of a step);
+                               * b1 has one */
+    KF_CG_B_CHUNK_VECS = 131072, /* b64, b1: vectors of a step's chunk (2 MB of 16-byte vectors a buffer), all
+                                  * steps in turn */
     KF_CG_SEQ_MAX = 64,       /* reduced length up to which seq is used */
     KF_CG_SEQ_OUTPUTS = 65536,/* ... or up to KF_CG_TILE_ELEMS when there are this many outputs */
     KF_CG_WARP_LANES = 32,    /* threads per output of warp (a CUDA warp) */
@@ -220,6 +222,7 @@ typedef struct kf_cg_kabi {
     bool has_h64;           /* h64 exists: a direct take, or branchy or streams >= 2 and no take; no coordinates, vecw >= 4 (GPUs only) */
     int streams;            /* EW: array args read at the iteration point, each a stream of loads */
     bool has_b64;           /* b64 exists: bsplit > 0, or a short branchy body without takes or coordinates */
+    bool has_b1;            /* b1 exists: bsplit > 0 */
     int bsplit;             /* b64's outer dims (0: none): the KF_CG_BUF_LEAD args are broadcast on
                              * dims 0..bsplit-1 and no other, every other buffer is full */
     bool has_err;           /* the error-flag parameter is present (k->has_take) */

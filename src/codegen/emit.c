@@ -798,6 +798,7 @@ static const char *const variant_doc[KF_CG_VARIANT_COUNT] = {
     "contiguous, 16-byte vectors, 64-bit indices, outer dims innermost (args broadcast on them read once per block)",
     "strided, 64-bit indices, 4 points per thread 256 apart: their loads, their gathers, then their math",
     "contiguous, 8-byte vectors, 64-bit indices",
+    "b64's walk (outer dims innermost) with one 16-byte vector a thread",
     "one thread per output, reduced elements in order",
     "pass 1: one block per (output, chunk of tiles); final when one chunk, else partials to scratch",
     "pass 2: one block per output combines its chunks from scratch",
@@ -1343,9 +1344,9 @@ static int vec_words(int W, size_t s, int *u, int *vecs)
     return words;
 }
 
-/* The head of a pass of b64 over a thread's U vectors: vector j's index in
- * the inner dims (iv, clamped to the last) and, if ov, in the whole space;
- * 32-bit (b64's launch rule). */
+/* The head of a pass of b64 or b1 over a thread's U vectors: vector j's
+ * index in the inner dims (iv, clamped to the last) and, if ov, in the
+ * whole space; 32-bit (b64's launch rule). */
 static void b64_pass_head(E *e, int U, bool ov)
 {
     const char *u = U32(e);
@@ -1356,20 +1357,23 @@ static void b64_pass_head(E *e, int U, bool ov)
         P("            const %s ov = s * nvec + iv;\n", u);
 }
 
-/* The contiguous variants c32, c64 and b64.  b64 (kf_cg_kinfo.bsplit, or
- * .pair with no outer dims: one step) walks the space as (chunk of
- * KF_CG_B64_CHUNK inner vector blocks, outer step, block of the chunk), so
- * a chunk of a broadcast arg comes from DRAM once and from L2 for the
- * other steps, while each step's part of a chunk is read and written in
- * one contiguous run: each of a thread's KF_CG_B64_VECS vectors is iv of
- * the inner dims for those args and ov = step * vectors per step + iv of
- * the whole space for the others. */
+/* The contiguous variants c32, c64, b64 and b1.  b64 (kf_cg_kinfo.bsplit,
+ * or .pair with no outer dims: one step) and b1 (bsplit only) walk the
+ * space as (chunk of KF_CG_B_CHUNK_VECS inner vectors, outer step, block
+ * of the chunk), so a chunk of a broadcast arg comes from DRAM once and
+ * from L2 for the other steps, while each step's part of a chunk is read
+ * and written in one contiguous run: each of a thread's U vectors
+ * (KF_CG_B64_VECS for b64, one for b1) is iv of the inner dims for those
+ * args and ov = step * vectors per step + iv of the whole space for the
+ * others. */
 static void emit_ew_contig(E *e, kf_cg_variant var)
 {
     const kf_cg_kinfo *ki = e->ki;
     const kf_kernel *k = ki->k;
     const kf_cg_spell *sp = e->sp;
-    bool bc = var == KF_CG_B64;
+    bool bc = var == KF_CG_B64 || var == KF_CG_B1;
+    const int U = var == KF_CG_B64 ? KF_CG_B64_VECS : 1;     /* vectors a thread */
+    const int CB = KF_CG_B_CHUNK_VECS / (KF_CG_BLOCK * U);   /* blocks of a step's chunk */
     const char *out_v = bc ? "ov" : "iv";   /* the outputs' vector index */
     ix t = ix_of(e, var != KF_CG_C32);
     int W = var == KF_CG_H64 ? ki->vecw / 2 : ki->vecw;
@@ -1384,20 +1388,19 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
             P(" * d%d", d);
         P("; /* outer steps */\n");
         /* a vector's index in 32 bits: T * nvec + KF_CG_BLOCK *
-         * KF_CG_B64_VECS <= 2^32 (b64's launch rule) */
+         * KF_CG_B64_VECS <= 2^32 (b64's launch rule, b1's too) */
         P("    const %s nvec = (%s)(1", U32(e), U32(e));
         for (int d = ki->bsplit; d < ki->R; d++)
             P(" * d%d", d);
         P(" / %d); /* vectors of %d elements per step */\n", W, W);
-        /* B blocks a step, in chunks of KF_CG_B64_CHUNK blocks (the last
-         * one narrower), each chunk walked over every step in turn
+        /* B blocks a step, in chunks of CB blocks (the last one
+         * narrower), each chunk walked over every step in turn
          * (codegen.md) */
-        P("    const %s B = (nvec + %du) / %du; /* blocks a step */\n", U32(e), KF_CG_BLOCK * KF_CG_B64_VECS - 1,
-          KF_CG_BLOCK * KF_CG_B64_VECS);
+        P("    const %s B = (nvec + %du) / %du; /* blocks a step */\n", U32(e), KF_CG_BLOCK * U - 1, KF_CG_BLOCK * U);
         P("    const %s nblk = (%s)B * T;\n", t.IX, t.IX);
         if (ki->bsplit)
             P("    const %s CT = (B < %du ? B : %du) * (%s)T; /* blocks of a chunk, all steps (<= B * T) */\n",
-              U32(e), KF_CG_B64_CHUNK, KF_CG_B64_CHUNK, U32(e));
+              U32(e), CB, CB, U32(e));
     } else {
         P("    const %s n = (%s)m.v[0];\n", t.IX, t.IX);
         P("    const %s nvec = n / %d; /* steps of %d elements */\n", t.IX, W, W);
@@ -1421,11 +1424,10 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
     }
     bcast_loads(e);
     kf_strbuf x = KF_STRBUF_INIT;
-    /* b64 moves U vectors a thread, KF_CG_BLOCK apart, in two passes over
-     * them: every vector's loads, then each vector's body and stores.  A
-     * vector past nvec (in a step's last block) reads vector nvec - 1 and
+    /* b64 and b1 move U vectors a thread, KF_CG_BLOCK apart, in two passes
+     * over them: every vector's loads, then each vector's body and stores.
+     * A vector past nvec (in a step's last block) reads vector nvec - 1 and
      * stores nothing. */
-    const int U = bc ? KF_CG_B64_VECS : 1;
     const char *J = bc ? "[j]" : "", *X = bc ? "    " : "";   /* an arg's words of vector j; a pass's indent */
     if (bc) {
         char bid[64], gdim[64];
@@ -1433,7 +1435,7 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
         kf_snprintf(gdim, sizeof gdim, "(%s)%s", t.IX, sp->gdim);
         ew_loop(e, t, "w", bid, "nblk", gdim);
         /* block w -> (chunk c, step s, block b of the step) in 32 bits:
-         * w < nblk <= T * nvec.  A call of one chunk (B <= KF_CG_B64_CHUNK)
+         * w < nblk <= T * nvec.  A call of one chunk (B <= CB)
          * skips the first divide: on an H100, discount at 2^16 and 2^20
          * 4.77 -> 4.70 and 8.64 -> 8.58 us in one process
          * (bench/results/h100-2026-11-27-s17-analysis.md).  With no outer
@@ -1442,8 +1444,8 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
         if (ki->bsplit) {
             P("        const %s c = nblk <= CT ? 0u : (%s)w / CT, r = (%s)w - c * CT;\n", u, u, u);
             P("        const %s lb = B - c * %du < %du ? B - c * %du : %du; /* chunk c's blocks a step */\n", u,
-              KF_CG_B64_CHUNK, KF_CG_B64_CHUNK, KF_CG_B64_CHUNK, KF_CG_B64_CHUNK);
-            P("        const %s s = r / lb, b = c * %du + (r - s * lb);\n", u, KF_CG_B64_CHUNK);
+              CB, CB, CB, CB);
+            P("        const %s s = r / lb, b = c * %du + (r - s * lb);\n", u, CB);
         } else {
             P("        const %s s = 0u, b = (%s)w;\n", u, u);
         }
@@ -2602,6 +2604,8 @@ static void emit_kernel(E *e)
         emit_ew_strided(e, true);
         if (ki->has_b64)
             emit_ew_contig(e, KF_CG_B64);
+        if (ki->bsplit)
+            emit_ew_contig(e, KF_CG_B1);
         if (ki->gather && e->gpu)   /* off a GPU the launch rule never picks it */
             emit_ew_gather(e);
     } else {

@@ -2188,6 +2188,8 @@ static void emit_kernel(L *l)
             alias_variant(l, KF_CG_S32, KF_CG_S64);
         if (ki->has_b64)
             alias_variant(l, KF_CG_B64, KF_CG_S64);
+        if (ki->bsplit)
+            alias_variant(l, KF_CG_B1, KF_CG_S64);
     } else {
         emit_red_seq(l, body);
         emit_red_tile(l, body);
