@@ -843,7 +843,8 @@ static bool cl_run(tcase *c, cl_program prog, const kf_host_array *inputs, const
                 if (f != L.l[0].variant)   /* the programs are a GPU's code: warp, g64 and h64 are there */
                     kf_cg_launch_variant(abi, meta, f, D.cu, kgpu || f == KF_CG_G64 || f == KF_CG_H64, ro->grid,
                                          &L);
-                if (L.n == 0)   /* warp where an output has more than one tile, b64 or b1 where the layout does not fit */
+                /* warp where an output has more than one tile, b64 or b1 where the layout does not fit */
+                if (L.n == 0)
                     kf_cg_launch_rule(abi, meta, NULL, D.cu, kgpu, ro->grid, &L);
             }
             if (L.n > 0 && L.l[0].variant == KF_CG_SEQ && k < 64)
@@ -1218,7 +1219,8 @@ static void test_abi(void)
             memcpy(meta, w, sizeof w);
             kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
             if (tmk[i][3])   /* else m * k odd: not whole vectors */
-                CHECK_MSG(L.n == 1 && L.l[0].variant == (kf_cg_variant)tmk[i][4] && L.l[0].grid == (uint32_t)tmk[i][3] &&
+                CHECK_MSG(L.n == 1 && L.l[0].variant == (kf_cg_variant)tmk[i][4] &&
+                              L.l[0].grid == (uint32_t)tmk[i][3] &&
                               strcmp(L.l[0].entry, tmk[i][4] == KF_CG_B1 ? nm1 : nm) == 0,
                           "[%lld,%lld,%lld]", (long long)T, (long long)M, (long long)K);
             else

@@ -904,8 +904,8 @@ static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, 
     memset(out, 0, sizeof *out);
     if (a->kind == KF_KERNEL_EW) {
         uint64_t n = (uint64_t)meta[0];
-        if (n == 0 || v > KF_CG_B1 || (v == KF_CG_B1 && !a->has_b1) || (v == KF_CG_G64 && (!a->has_g64 || !gpu)) ||
-            (v == KF_CG_H64 && (!h64_fits(a, meta) || !gpu)))
+        if (n == 0 || v > KF_CG_B1 || (v == KF_CG_B1 && !a->has_b1) ||
+            (v == KF_CG_G64 && (!a->has_g64 || !gpu)) || (v == KF_CG_H64 && (!h64_fits(a, meta) || !gpu)))
             return;
         uint64_t w = ew_width(a, v), threads = (n + w - 1) / w;
         if (v == KF_CG_G64)   /* KF_CG_GATHER_ELEMS points per thread, a block per 1024 */
@@ -963,7 +963,8 @@ static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, 
 void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int compute_units, bool gpu,
                           uint32_t grid_override, kf_cg_launches *out)
 {
-    if (((v == KF_CG_B64 || v == KF_CG_B1) && !b64_fits(a, meta, NULL)) || (v == KF_CG_WARPV && !red_gvec(a, meta, NULL)))
+    if (((v == KF_CG_B64 || v == KF_CG_B1) && !b64_fits(a, meta, NULL)) ||
+        (v == KF_CG_WARPV && !red_gvec(a, meta, NULL)))
         memset(out, 0, sizeof *out);
     else
         launches(a, meta, v, compute_units, gpu, grid_override, out);
@@ -1135,5 +1136,5 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
     if (gpu && a->has_g64 && (v == KF_CG_S32 || v == KF_CG_S64) &&
         gather_blocks(meta, compute_units, G64_BLOCKS_PER_CU))
         v = KF_CG_G64;
-    launches(a, meta, v, compute_units, gpu, grid_override, out);   /* b64 only where it fits, above */
+    launches(a, meta, v, compute_units, gpu, grid_override, out);   /* b64 and b1 only where they fit, above */
 }
