@@ -2007,7 +2007,7 @@ int main(void)
             cl_program progs[2] = { prog, one_pass };
             int nfull = (int)(sizeof runs_full / sizeof runs_full[0]), nshort = (int)(sizeof runs_short / sizeof runs_short[0]);
             if (i < ncorpus) {
-                if (strcmp(c->name, "discount") == 0)   /* b64's chunks: one whole (256 blocks a step), one of 6 */
+                if (strcmp(c->name, "discount") == 0)   /* chunks: one whole, one of 6 blocks a step (b64) or 12 (b1) */
                     run_case(c, progs, &wide, 4 + (uint64_t)i, runs_b64, (int)(sizeof runs_b64 / sizeof runs_b64[0]));
                 run_case(c, progs, &small, 1 + (uint64_t)i, light ? runs_short : runs_full, light ? nshort : nfull);
                 if (!light)

@@ -20,6 +20,11 @@ const char *kf_cg_variant_name(kf_cg_variant v)
     return (unsigned)v < KF_CG_VARIANT_COUNT ? variant_names[v] : NULL;
 }
 
+int kf_cg_b_vecs(kf_cg_variant v)
+{
+    return v == KF_CG_B64 ? KF_CG_B64_VECS : 1;
+}
+
 bool kf_cg_array_pointers(kf_target t) { return t == KF_TARGET_CUDA; }
 
 const char *kf_cg_target_name(kf_target t)
@@ -849,14 +854,13 @@ static uint64_t outer_steps(const kf_cg_kabi *a, const int64_t *meta)
     return T;
 }
 
-/* The blocks of b64 (per_thread = KF_CG_B64_VECS) or b1 (1): every outer
- * step times a block per KF_CG_BLOCK * per_thread vectors of the inner
- * dims. */
+/* The blocks of b64 or b1 (v): every outer step times a block per
+ * KF_CG_BLOCK * kf_cg_b_vecs(v) vectors of the inner dims. */
 enum { B64_BLOCK_VECS = KF_CG_BLOCK * KF_CG_B64_VECS };
-static uint64_t b_blocks(const kf_cg_kabi *a, const int64_t *meta, uint64_t per_thread)
+static uint64_t b_blocks(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v)
 {
     uint64_t T = outer_steps(a, meta), vecs = (uint64_t)meta[0] / T / (uint64_t)a->vecw;
-    uint64_t per_block = KF_CG_BLOCK * per_thread;
+    uint64_t per_block = (uint64_t)KF_CG_BLOCK * (uint64_t)kf_cg_b_vecs(v);
     return T * ((vecs + per_block - 1) / per_block);
 }
 
@@ -911,7 +915,7 @@ static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, 
         if (v == KF_CG_G64)   /* KF_CG_GATHER_ELEMS points per thread, a block per 1024 */
             threads = (n + KF_CG_BLOCK * KF_CG_GATHER_ELEMS - 1) / (KF_CG_BLOCK * KF_CG_GATHER_ELEMS) * KF_CG_BLOCK;
         if (v == KF_CG_B64 || v == KF_CG_B1)
-            threads = b_blocks(a, meta, v == KF_CG_B64 ? KF_CG_B64_VECS : 1) * KF_CG_BLOCK;
+            threads = b_blocks(a, meta, v) * KF_CG_BLOCK;
         if (gpu && (threads + KF_CG_BLOCK - 1) / KF_CG_BLOCK > INT32_MAX)
             return;   /* no covering grid within CUDA's 2^31 - 1 blocks */
         out->n = 1;
@@ -1051,7 +1055,7 @@ static kf_cg_variant b_width(const kf_cg_kabi *a, const int64_t *meta, int cu)
     uint64_t wave = cu > 0 ? (uint64_t)WAVE_BLOCKS_PER_CU * (uint64_t)cu : 0;
     if (!a->has_b1)
         return KF_CG_B64;
-    return b_blocks(a, meta, KF_CG_B64_VECS) <= wave && b_blocks(a, meta, 1) > wave ? KF_CG_B64 : KF_CG_B1;
+    return b_blocks(a, meta, KF_CG_B64) <= wave && b_blocks(a, meta, KF_CG_B1) > wave ? KF_CG_B64 : KF_CG_B1;
 }
 
 /* A kernel with a direct take leaves one point per thread on a GPU for
@@ -1108,7 +1112,7 @@ static kf_cg_variant narrow(const kf_cg_kabi *a, const int64_t *meta, kf_cg_vari
     }
     if (tc >= wave) {   /* b64_fits without addrs: c's test passed, their alignment included */
         bool pair = v == KF_CG_C64 && b64_fits(a, meta, NULL) &&
-                    b_blocks(a, meta, KF_CG_B64_VECS) >= (uint64_t)PAIR_BLOCKS_PER_CU * (uint64_t)cu;
+                    b_blocks(a, meta, KF_CG_B64) >= (uint64_t)PAIR_BLOCKS_PER_CU * (uint64_t)cu;
         return pair ? KF_CG_B64 : v;
     }
     return h && th >= (uint64_t)H64_BLOCKS_PER_CU * (uint64_t)cu * KF_CG_BLOCK ? KF_CG_H64 : s;

@@ -173,6 +173,9 @@ enum {
 
 /* "c32", "s64", "seq", ...; NULL when out of range. */
 const char *kf_cg_variant_name(kf_cg_variant v);
+/* Vectors a thread of b64 (KF_CG_B64_VECS) or b1 (one): the kernel
+ * (emit.c) and its grid (the launch rule) both take it from here. */
+int kf_cg_b_vecs(kf_cg_variant v);
 const char *kf_cg_target_name(kf_target t);   /* "cuda", "opencl", "llvm" */
 /* Whether language t's kernels take each array's pointer at the array's
  * element [0, ..., 0] (the caller adds meta offset * element size) and never

@@ -1372,7 +1372,7 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
     const kf_kernel *k = ki->k;
     const kf_cg_spell *sp = e->sp;
     bool bc = var == KF_CG_B64 || var == KF_CG_B1;
-    const int U = var == KF_CG_B64 ? KF_CG_B64_VECS : 1;     /* vectors a thread */
+    const int U = kf_cg_b_vecs(var);                          /* b64, b1: vectors a thread */
     const int CB = KF_CG_B_CHUNK_VECS / (KF_CG_BLOCK * U);   /* blocks of a step's chunk */
     const char *out_v = bc ? "ov" : "iv";   /* the outputs' vector index */
     ix t = ix_of(e, var != KF_CG_C32);
