@@ -186,7 +186,7 @@ def main():
             g, t0 = graphs[name], time.perf_counter()
             host = peers.make_inputs(g, n, a.seed + lg)
             floor = peers.byte_floor(g, host)
-            nsets = max(1, min(-(-peers.ROTATE_BYTES // floor), 10000, int(lib.free_memory() / 4 // floor)))
+            nsets = peers.input_sets(host, floor, lib.free_memory(), 4)
             sets = lib.rotate(host, nsets)
             lit = literal_kir(a.kir, g, n, os.path.join(tmp, "literal.kir")) if a.literal else None
             times = {side: [] for side in sides + ["tc"]}

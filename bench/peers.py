@@ -224,6 +224,18 @@ def byte_floor(g, inputs):
     return sum(x.nbytes for x in shapes if isinstance(x, Shape)) + sum(o.nbytes for o in graph_fn(g, ShapeOps())(*shapes))
 
 
+def input_sets(inputs, floor, free_bytes, share):
+    """Input sets in rotation, as kfbench.c counts them: as many as make
+    ROTATE_BYTES of inputs (the arrays alone: outputs are written to one
+    place), within share of free_bytes at floor bytes a set.  Counting the
+    outputs too, as this did before session 27, gave the peers about half
+    kfbench's sets, and L2 held part of them: torch.compile on discount at
+    2^23 36.70 us with 2 sets, 37.20 with kfbench's 4
+    (results/h200-2026-11-28-s27-analysis.md)."""
+    inb = sum(x.nbytes for x in inputs if isinstance(x, np.ndarray))
+    return max(1, min(-(-ROTATE_BYTES // max(inb, 1)), 10000, int(free_bytes / share // floor)))
+
+
 def graph_fn(g, ops):
     """A function of the graph's inputs (in order) returning its outputs as a
     tuple, evaluated with ops.  Symbols come from the input shapes."""
@@ -690,7 +702,7 @@ def main():
                 variants = [v for v in lib.variants if (v, name) in fns]
                 if not variants:
                     continue
-                nsets = max(1, min(-(-ROTATE_BYTES // floor), 10000, int(lib.free_memory() / 2 // floor)))
+                nsets = input_sets(host, floor, lib.free_memory(), 2)
                 if floor > lib.free_memory() / 2:
                     log(f"{lib.variants[0]}: {name} 2^{lg} skipped: {floor / 2**30:.2f} GiB does not fit")
                     continue

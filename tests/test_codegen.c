@@ -1971,7 +1971,10 @@ int main(void)
          * cl_khr_fp16 here, though kf_cg_emit refuses it there (checked in
          * emit_case). */
         static const kf_rg_sizes small = { 7, 3, 5 }, big = { 5000, 3, 70 }, mid = { 300, 2, 9 };
-        static const kf_rg_sizes wide = { 1, 2063, 130 };   /* discount: 3 steps of 134095 f64 vectors */
+        /* discount: 3 steps of 134095 f64 vectors (6 MB a step: one chunk
+         * of B > CB blocks, KF_CG_B_FLAT_BYTES) and of 268190 (12.3 MB: b64
+         * chunks of 256, 256 and 12 blocks a step, b1's of 512, 512, 24) */
+        static const kf_rg_sizes wide = { 1, 2063, 130 }, wider = { 1, 2063, 260 };
         int first_built = ncorpus + nops_cases + run_random;
         if (first_built > ncases)
             first_built = ncases;
@@ -2007,8 +2010,10 @@ int main(void)
             cl_program progs[2] = { prog, one_pass };
             int nfull = (int)(sizeof runs_full / sizeof runs_full[0]), nshort = (int)(sizeof runs_short / sizeof runs_short[0]);
             if (i < ncorpus) {
-                if (strcmp(c->name, "discount") == 0)   /* chunks: one whole, one of 6 blocks a step (b64) or 12 (b1) */
+                if (strcmp(c->name, "discount") == 0) {   /* one chunk of a step's 524 b1 blocks; 3 chunks */
                     run_case(c, progs, &wide, 4 + (uint64_t)i, runs_b64, (int)(sizeof runs_b64 / sizeof runs_b64[0]));
+                    run_case(c, progs, &wider, 5 + (uint64_t)i, runs_b64, (int)(sizeof runs_b64 / sizeof runs_b64[0]));
+                }
                 run_case(c, progs, &small, 1 + (uint64_t)i, light ? runs_short : runs_full, light ? nshort : nfull);
                 if (!light)
                     run_case(c, progs, &mid, 2 + (uint64_t)i, runs_full, nfull);

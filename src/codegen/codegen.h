@@ -154,6 +154,8 @@ enum {
                                * b1 has one */
     KF_CG_B_CHUNK_VECS = 131072, /* b64, b1: vectors of a step's chunk (2 MB of 16-byte vectors a buffer), all
                                   * steps in turn */
+    KF_CG_B_FLAT_BYTES = 12 << 20, /* b64, b1: a step whose buffers hold at most this many bytes is one chunk
+                                    * (docs/codegen.md) */
     KF_CG_SEQ_MAX = 64,       /* reduced length up to which seq is used */
     KF_CG_SEQ_OUTPUTS = 65536,/* ... or up to KF_CG_TILE_ELEMS when there are this many outputs */
     KF_CG_WARP_LANES = 32,    /* threads per output of warp (a CUDA warp) */

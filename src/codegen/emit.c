@@ -1394,13 +1394,19 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
             P(" * d%d", d);
         P(" / %d); /* vectors of %d elements per step */\n", W, W);
         /* B blocks a step, in chunks of CB blocks (the last one
-         * narrower), each chunk walked over every step in turn
-         * (codegen.md) */
+         * narrower), each chunk walked over every step in turn, unless a
+         * step's buffers fit KF_CG_B_FLAT_BYTES (codegen.md) */
         P("    const %s B = (nvec + %du) / %du; /* blocks a step */\n", U32(e), KF_CG_BLOCK * U - 1, KF_CG_BLOCK * U);
         P("    const %s nblk = (%s)B * T;\n", t.IX, t.IX);
-        if (ki->bsplit)
-            P("    const %s CT = (B < %du ? B : %du) * (%s)T; /* blocks of a chunk, all steps (<= B * T) */\n",
-              U32(e), CB, CB, U32(e));
+        if (ki->bsplit) {   /* one chunk when a step's buffers hold at most KF_CG_B_FLAT_BYTES */
+            int vbytes = 0;   /* a vector's bytes in all of them */
+            for (int b = 0; b < k->nargs + k->nouts; b++)
+                if (b >= k->nargs || (ki->arg_ew[b] && !ki->bcast_all[b]))
+                    vbytes += W * (int)kf_dtype_size(dt(e, b < k->nargs ? k->args[b] : k->outs[b - k->nargs]));
+            P("    const %s CT = (nvec <= %du || B < %du ? B : %du) * (%s)T;", U32(e), KF_CG_B_FLAT_BYTES / vbytes,
+              CB, CB, U32(e));
+            P(" /* blocks of a chunk, all steps (<= B * T) */\n");
+        }
     } else {
         P("    const %s n = (%s)m.v[0];\n", t.IX, t.IX);
         P("    const %s nvec = n / %d; /* steps of %d elements */\n", t.IX, W, W);
@@ -1435,16 +1441,16 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
         kf_snprintf(gdim, sizeof gdim, "(%s)%s", t.IX, sp->gdim);
         ew_loop(e, t, "w", bid, "nblk", gdim);
         /* block w -> (chunk c, step s, block b of the step) in 32 bits:
-         * w < nblk <= T * nvec.  A call of one chunk (B <= CB)
-         * skips the first divide: on an H100, discount at 2^16 and 2^20
-         * 4.77 -> 4.70 and 8.64 -> 8.58 us in one process
-         * (bench/results/h100-2026-11-27-s17-analysis.md).  With no outer
+         * w < nblk <= T * nvec.  A call of one chunk (B <= CB, or a step
+         * within KF_CG_B_FLAT_BYTES) skips the first divide: on an H100,
+         * discount at 2^16 and 2^20 4.77 -> 4.70 and 8.64 -> 8.58 us in one
+         * process (bench/results/h100-2026-11-27-s17-analysis.md).  With no outer
          * dims (kf_cg_kinfo.pair) there is one step and no chunking. */
         const char *u = U32(e);
         if (ki->bsplit) {
             P("        const %s c = nblk <= CT ? 0u : (%s)w / CT, r = (%s)w - c * CT;\n", u, u, u);
-            P("        const %s lb = B - c * %du < %du ? B - c * %du : %du; /* chunk c's blocks a step */\n", u,
-              CB, CB, CB, CB);
+            P("        const %s lb = nblk <= CT ? B : B - c * %du < %du ? B - c * %du : %du;", u, CB, CB, CB, CB);
+            P(" /* chunk c's blocks a step */\n");
             P("        const %s s = r / lb, b = c * %du + (r - s * lb);\n", u, CB);
         } else {
             P("        const %s s = 0u, b = (%s)w;\n", u, u);
