@@ -1197,6 +1197,11 @@ static void test_abi(void)
         /* b64 on a GPU: mb is broadcast on dim 0 (t) only, read once per
          * block for every t in turn; not with mb's padded rows */
         CHECK(a->bsplit == 1 && (a->buf_flags[0] & KF_CG_BUF_LEAD) && !(a->buf_flags[1] & KF_CG_BUF_LEAD));
+        /* a step is one chunk within KF_CG_B_FLAT_BYTES: three f64
+         * buffers, 16 bytes a vector each */
+        char flat[64];
+        snprintf(flat, sizeof flat, "nvec <= %du ||", KF_CG_B_FLAT_BYTES / (3 * 16));
+        CHECK(c->cuda && c->ocl && strstr(c->cuda, flat) && strstr(c->ocl, flat));
         kf_cg_entry_name(a, KF_CG_B64, nm, sizeof nm);
         CHECK(strlen(nm) > 4 && strcmp(nm + strlen(nm) - 4, "_b64") == 0);
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
