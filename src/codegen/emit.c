@@ -1398,8 +1398,8 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
          * step's buffers fit KF_CG_B_FLAT_BYTES (codegen.md) */
         P("    const %s B = (nvec + %du) / %du; /* blocks a step */\n", U32(e), KF_CG_BLOCK * U - 1, KF_CG_BLOCK * U);
         P("    const %s nblk = (%s)B * T;\n", t.IX, t.IX);
-        if (ki->bsplit) {   /* one chunk when a step's buffers hold at most KF_CG_B_FLAT_BYTES */
-            int vbytes = 0;   /* a vector's bytes in all of them */
+        if (ki->bsplit) {
+            int vbytes = 0;   /* a vector's bytes in each buffer but those broadcast on every dim */
             for (int b = 0; b < k->nargs + k->nouts; b++)
                 if (b >= k->nargs || (ki->arg_ew[b] && !ki->bcast_all[b]))
                     vbytes += W * (int)kf_dtype_size(dt(e, b < k->nargs ? k->args[b] : k->outs[b - k->nargs]));
