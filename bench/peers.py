@@ -227,11 +227,8 @@ def byte_floor(g, inputs):
 def input_sets(inputs, floor, free_bytes, share):
     """Input sets in rotation, as kfbench.c counts them: as many as make
     ROTATE_BYTES of inputs (the arrays alone: outputs are written to one
-    place), within share of free_bytes at floor bytes a set.  Counting the
-    outputs too, as this did before session 27, gave the peers about half
-    kfbench's sets, and L2 held part of them: torch.compile on discount at
-    2^23 36.70 us with 2 sets, 37.20 with kfbench's 4
-    (results/h200-2026-11-28-s27-analysis.md)."""
+    place), within share of free_bytes at floor bytes a set (README, "Input
+    rotation")."""
     inb = sum(x.nbytes for x in inputs if isinstance(x, np.ndarray))
     return max(1, min(-(-ROTATE_BYTES // max(inb, 1)), 10000, int(free_bytes / share // floor)))
 

@@ -435,6 +435,7 @@ kf_status kf_cg_kinfo_init(kf_cg_kinfo *ki, const kf_plan *p, int kidx, char *er
         size_t s = kf_dtype_size((kf_dtype)g->nodes[isarg ? k->args[b] : k->outs[b - k->nargs]].dtype);
         if (s < minsz)
             minsz = s;
+        ki->point_bytes += (int)s;
     }
     ki->vecw = (int)(KF_CG_VEC_BYTES / minsz);
     if (k->kind == KF_KERNEL_EW)

@@ -88,6 +88,8 @@ typedef struct kf_cg_kinfo {
                                      * whose b64 lane loops unroll (abi.c) */
     bool has_b64;                   /* bsplit > 0 or pair (kf_cg_kabi.has_b64) */
     int vecw;                       /* contiguous variants: elements per thread step (16 / smallest size) */
+    int point_bytes;                /* bytes of one point in the buffers vecw counts: outputs and args read at
+                                     * the point, not broadcast on every dim (b64/b1's KF_CG_B_FLAT_BYTES) */
     uint8_t coords;                 /* mask of iteration dims whose coordinate the body needs (iota) */
     bool gather;                    /* EW with a direct take (kf_cg_direct_take): g64 exists */
     bool branchy;                   /* EW with an op that branches on its operands on a GPU (abi.c) */

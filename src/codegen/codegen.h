@@ -304,9 +304,10 @@ typedef struct kf_cg_launches {
  * would need more than 2^31 - 1 blocks), a contiguous call too small to
  * give every compute unit a block of vectors, or of a kernel with a take,
  * runs the strided variant, one element per thread, and a strided call
- * that fits b64 runs b64: args broadcast on the leading bsplit dims, every
+ * that fits b64's walk runs b1, or b64 where only b64's grid fits a wave
+ * (b_width, abi.c): args broadcast on the leading bsplit dims, every
  * other buffer row-major contiguous and 16-byte aligned, the other dims a
- * whole number of vectors, and so does a branchy body's large contiguous
+ * whole number of vectors; b64 also runs a branchy body's large contiguous
  * call that fits it (PAIR_BLOCKS_PER_CU, abi.c); a tile with several
  * chunks per output is one launch, combining them itself, and seq replaces
  * a tile that would need more than 2^31 - 1 blocks (one per output and

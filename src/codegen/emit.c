@@ -1399,12 +1399,8 @@ static void emit_ew_contig(E *e, kf_cg_variant var)
         P("    const %s B = (nvec + %du) / %du; /* blocks a step */\n", U32(e), KF_CG_BLOCK * U - 1, KF_CG_BLOCK * U);
         P("    const %s nblk = (%s)B * T;\n", t.IX, t.IX);
         if (ki->bsplit) {
-            int vbytes = 0;   /* a vector's bytes in each buffer but those broadcast on every dim */
-            for (int b = 0; b < k->nargs + k->nouts; b++)
-                if (b >= k->nargs || (ki->arg_ew[b] && !ki->bcast_all[b]))
-                    vbytes += W * (int)kf_dtype_size(dt(e, b < k->nargs ? k->args[b] : k->outs[b - k->nargs]));
-            P("    const %s CT = (nvec <= %du || B < %du ? B : %du) * (%s)T;", U32(e), KF_CG_B_FLAT_BYTES / vbytes,
-              CB, CB, U32(e));
+            P("    const %s CT = (nvec <= %du || B < %du ? B : %du) * (%s)T;", U32(e),
+              KF_CG_B_FLAT_BYTES / (W * ki->point_bytes), CB, CB, U32(e));
             P(" /* blocks of a chunk, all steps (<= B * T) */\n");
         }
     } else {
