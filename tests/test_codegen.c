@@ -1318,14 +1318,23 @@ static void test_abi(void)
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_S64 && L.l[0].grid == 1024);
     }
     c = find_case("saxpy");
-    if (a && c) {   /* two arrays, no branches: h64 where its grid fills 8 blocks per unit, else the first rule */
+    if (a && c) {   /* two arrays, no branches: h64 where its grid fills 8 blocks per unit and c's does not */
         CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);
         CHECK(!a->branchy && a->has_h64 && !a->has_b64 && a->streams == 2);
         int64_t sym[1] = { 10 };
         CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, NULL, meta, err, sizeof err), KF_OK);
-        meta[0] = meta[1] = 4 * 256 * 8 * 132;
+        meta[0] = meta[1] = 4 * 256 * 8 * 132;   /* c fills the wave: c64 */
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 8 * 132);
+        meta[0] = meta[1] = (int64_t)1 << 26;
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 1u << 16);
+        meta[0] = meta[1] = 4 * 256 * 8 * 132 - 4;   /* one thread of c short of it: h64 */
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 16 * 132);
+        meta[0] = meta[1] = (int64_t)1 << 20;   /* c: 1024 blocks, h64: 2048 */
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 2048);
         meta[0] = meta[1] = 2 * 256 * 8 * 132;
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 8 * 132);

@@ -1000,21 +1000,23 @@ void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_varian
  *   773 against 825 us at 2^26); at larger sizes h64 (where it fits the
  *   call) or g64 (kf_cg_launch_rule) takes over, below.
  * - A body without branches that reads two or more arrays
- *   (kf_cg_kabi.streams) moves 8-byte vectors (h64) where h64's grid fills
- *   WAVE_BLOCKS_PER_CU blocks per compute unit, except that one reading
- *   three or more keeps c while c's grid fits in one wave (its threads
- *   already have 48 or more bytes of loads in flight; h64 would run two
- *   waves).  On an H100, kfbench A/B
- *   (bench/results/h100-2026-11-22-s11-analysis.md): saxpy 70.7 -> 69.6 us
- *   at 2^24, 267.1 -> 264.0 at 2^26; poly 446.2 -> 444.3 at 2^26.  Below a
- *   full wave of c (3 rounds, bench/results/h100-2026-11-27-s16-analysis.md):
- *   saxpy at 2^20 8.13 -> 7.90 us, poly 9.95 -> 9.98.  On an H200, c64 /
- *   h64 in one process, two processes (bench/results/h200-2026-11-28-s24-
- *   analysis.md): poly (three arrays) at 2^20 8.82 / 9.09 and 8.96 / 9.18
- *   us, at 2^21 13.50 / 13.39; saxpy (two) at 2^20 7.49 / 7.39 and 7.42 /
- *   7.36.  x5 (one array) loses 3% with 8-byte vectors at 2^26 in a
- *   harness, and branchy bodies 0.4% (boxplus) to 9% (the 40-op chain) at
- *   2^24-2^28: they keep 16 bytes there. */
+ *   (kf_cg_kabi.streams) moves 8-byte vectors (h64) in one band of sizes:
+ *   reading two, where c's grid is under a wave (WAVE_BLOCKS_PER_CU blocks
+ *   per compute unit) and h64's fills one; reading three or more, once c's
+ *   grid fills a wave (below it its threads already have 48 or more bytes
+ *   of loads in flight, and h64 would run two waves).  On an H200, c64 /
+ *   h64 in one process with torch.compile: poly (three arrays) at 2^20
+ *   8.82 / 9.09 and 8.96 / 9.18 us in two processes, at 2^21 13.50 / 13.39,
+ *   2^26 314.8 / 313.2, 2^28 1246 / 1239; saxpy (two) at 2^20 7.49 / 7.39
+ *   and 7.42 / 7.36 (bench/results/h200-2026-11-28-s24-analysis.md), past
+ *   c's wave level at 2^21 and 2^23-2^24 and c64 ahead at 2^22 15.15 /
+ *   15.62 and 15.17 / 15.70, 2^26 187.9 / 189.3 (two processes), 2^28
+ *   737.8 / 741.2 and 737.7 / 738.3 (bench/results/h200-2026-11-28-s28-
+ *   analysis.md).  (An H100 in session 11 had saxpy 1.2-1.6% faster on h64
+ *   at 2^24-2^26: bench/results/h100-2026-11-22-s11-analysis.md.)  x5 (one
+ *   array) loses 3% with 8-byte vectors at 2^26 in a harness, and branchy
+ *   bodies 0.4% (boxplus) to 9% (the 40-op chain) at 2^24-2^28: they keep
+ *   16 bytes there. */
 enum { WAVE_BLOCKS_PER_CU = 8 };
 
 /* A branchy body's call too small for c's grid to fill a wave takes h64
@@ -1108,8 +1110,9 @@ static kf_cg_variant narrow(const kf_cg_kabi *a, const int64_t *meta, kf_cg_vari
     if (!a->branchy) {
         if (tc < (uint64_t)cu * KF_CG_BLOCK)
             return s;
-        /* the grid that must fill a wave: h64's for two arrays, c's for three or more */
-        return h && a->streams >= 2 && (a->streams >= 3 ? tc : th) >= wave ? KF_CG_H64 : v;
+        /* three or more arrays: h64 once c's grid fills a wave; two: only until then, from where h64's does */
+        bool hw = a->streams >= 3 ? tc >= wave : a->streams == 2 && tc < wave && th >= wave;
+        return h && hw ? KF_CG_H64 : v;
     }
     if (tc >= wave) {   /* b64_fits without addrs: c's test passed, their alignment included */
         bool pair = v == KF_CG_C64 && b64_fits(a, meta, NULL) &&
