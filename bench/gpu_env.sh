@@ -37,4 +37,5 @@ cmake -S . -B build/gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKFUSE_WERROR=OFF \
     -DCUDAToolkit_ROOT=/usr/local/cuda 2>&1 | tee "$OUT/configure.txt" | grep -E "backend|kfuse|Error" 
 cmake --build build/gpu -j 16 ${KFUSE_GPU_TARGET:+--target $KFUSE_GPU_TARGET} > "$OUT/build.txt" 2>&1 ||
     { tail -20 "$OUT/build.txt"; exit 1; }
-grep -A3 "warning:" "$OUT/build.txt" | head -40
+# (a build without warnings is a success: callers may run under pipefail)
+grep -A3 "warning:" "$OUT/build.txt" | head -40 || true
