@@ -82,8 +82,9 @@
  * gathers issued together.  h64 (GPUs, kabi.has_h64: kernels with a
  * direct take, branchy kernels and kernels reading two or more arrays):
  * c with 8-byte vectors, for branchy calls too small to fill the device
- * with c's, for bodies without branches that read two or more arrays once
- * c fills it (abi.c, narrow), and in place of g64 for contiguous calls
+ * with c's, for bodies without branches in a band of sizes (two arrays:
+ * where h64's grid fills a wave and c's does not; three or more: once
+ * c's does; abi.c, narrow), and in place of g64 for contiguous calls
  * (kf_cg_launch_rule); the contiguous variants gather every lane's direct
  * takes before the first lane's math.
  * REDUCE: seq = one thread per output, a sequential
