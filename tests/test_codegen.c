@@ -1352,7 +1352,7 @@ static void test_abi(void)
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
     }
     c = find_case("poly");
-    if (a && c) {   /* three arrays, no branches: as saxpy, but c64 while c's grid fits in a wave */
+    if (a && c) {   /* three arrays, no branches: c64 while c's grid fits in a wave, h64 from there (saxpy: the other way) */
         CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);
         CHECK(!a->branchy && a->has_h64 && a->streams == 3);
         int64_t sym[1] = { 10 };
