@@ -857,7 +857,6 @@ static uint64_t outer_steps(const kf_cg_kabi *a, const int64_t *meta)
 
 /* The blocks of b64 or b1 (v): every outer step times a block per
  * KF_CG_BLOCK * kf_cg_b_vecs(v) vectors of the inner dims. */
-enum { B64_BLOCK_VECS = KF_CG_BLOCK * KF_CG_B64_VECS };
 static uint64_t b_blocks(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v)
 {
     uint64_t T = outer_steps(a, meta), vecs = (uint64_t)meta[0] / T / (uint64_t)a->vecw;
@@ -871,6 +870,7 @@ static uint64_t b_blocks(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant
  * 0..bsplit-1 (contiguous on the rest), the inner dims a whole number of
  * vectors, and at most 2^32 - B64_BLOCK_VECS vectors in all (the kernel
  * indexes vectors, and splits a block index, in 32 bits). */
+enum { B64_BLOCK_VECS = KF_CG_BLOCK * KF_CG_B64_VECS };
 static bool b64_fits(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs)
 {
     if (!a->has_b64 || meta[0] <= 0 || ((uint64_t)meta[0] / outer_steps(a, meta)) % (uint64_t)a->vecw != 0 ||
