@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# s29 call 6: warpv's code before its loads: the emitted warpv against copies edited part by part
+# (bench/diag/s29/warpv_var.py: the row clamped instead of `if (o < M)`, 32-bit row offset, 32-bit rows) and
+# the straight-line rs_kf8, with torch.compile, one process (rows_hand.py PROBE=var), two processes.
+set -uo pipefail
+t0=$(date +%s); step() { echo "== [$(($(date +%s) - t0)) s] $*"; }
+KFUSE_GPU_TARGET=fusec source bench/gpu_env.sh >/dev/null
+export PATH=/usr/local/cuda/bin:$PATH
+K=/tmp/k29v; mkdir -p $K
+build/gpu/fusec emit --target cuda bench/workloads.kir --graph rowsum > $K/rowsum.cu
+cp bench/diag/s29/kernels/rows_hand.cu $K/
+python3 bench/diag/s29/warpv_var.py $K
+for f in $K/*.cu; do nvcc -cubin -arch=sm_90 -O3 -DKF_ONE_PASS -o ${f%.cu}.cubin $f || echo "nvcc FAILED: $f"; done
+step kernels
+for p in 1 2; do PROBE=var timeout 200 python3 bench/diag/s29/rows_hand.py $K 7 300 2>&1 | grep -v Warning; echo "rc=$?"; step "process $p"; done
