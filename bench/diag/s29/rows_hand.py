@@ -6,7 +6,8 @@
 # against torch.compile's (NaN-filled first).  PROBE=var (calls 6, 7): warpv
 # against its edited copies (warpv_var.py's warpv_var.cubin) and rs_kf8;
 # PROBE=param (call 8): warpv and wv_32 against rs_kf8 with 20 bytes of
-# parameters and with kfuse's (rs_kf8_m, rs_kf8_mm).
+# parameters and with kfuse's (rs_kf8_m, rs_kf8_mm); PROBE=r32 (call 9):
+# warpv, wv_clamp, wv_32 and wv_r32 (32 bits without the clamp), rs_kf8.
 # Usage: [PROBE=hand|var] python3 bench/diag/s29/rows_hand.py CUBIN_DIR [ROUNDS] [REPS]
 import ctypes, os, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "s15"))
@@ -27,7 +28,8 @@ for M in (1024, 4096, 512, 4):
     rows = [("kfuse warpv", sp.kf_launcher(sp.kernel("rowsum.cubin", "rowsum_k0_931aaf52_warpv"), (M + 7) // 8, 256,
                                            kargs))]
     probe = os.environ.get("PROBE", "hand")
-    wv = {"var": ("wv_clamp", "wv_both", "wv_32", "wv_32r1", "wv_sel", "wv_sel32"), "param": ("wv_32",)}.get(probe, ())
+    wv = {"var": ("wv_clamp", "wv_both", "wv_32", "wv_32r1", "wv_sel", "wv_sel32"), "param": ("wv_32",),
+          "r32": ("wv_clamp", "wv_32", "wv_r32")}.get(probe, ())
     rows += [(v, sp.kf_launcher(sp.kernel("warpv_var.cubin", v), (M + 7) // 8, 256, kargs)) for v in wv]
     if probe == "param":
         rows += [(v, sp.kf_launcher(sp.kernel("rows_hand.cubin", v), (M + 7) // 8, 256, kargs))

@@ -8,6 +8,7 @@
 #   wv_both:  both;
 #   wv_32:    both, and the rows (M, ob, o, c0) in 32 bits too (valid only
 #             under 2^32 rows: again a measure, not a candidate);
+#   wv_r32:   wv_32 without the clamp (the `if (o < M)` kept);
 #   wv_32r1:  wv_32 with one round of 1024 and no tail (valid only for rows
 #             of 1024: a measure of the round loop and its tail);
 #   wv_sel, wv_sel32 (written here, not edited): the row clamped, and one
@@ -46,7 +47,7 @@ def rows32(f):
                      ("for (unsigned long long ob = (unsigned long long)blockIdx.x * 8; ob < M; ob = KF_NEXT(ob, (unsigned long long)gridDim.x * 8, M))",
                       "for (unsigned int ob = blockIdx.x * 8; ob < M; ob = KF_NEXT(ob, gridDim.x * 8, M))"),
                      ("const unsigned long long o = ob + lid / 32;", "const unsigned int o = ob + lid / 32;"),
-                     ("unsigned long long t = o < M ? o : M - 1;", "unsigned int t = o < M ? o : M - 1;"),
+                     ("unsigned long long t = o", "unsigned int t = o"),
                      ("const long long c0 = (long long)t;", "const unsigned int c0 = t;")):
         f = edit(f, old, new)
     return f
@@ -116,7 +117,7 @@ extern "C" __global__ void __launch_bounds__(256) NAME(const float *__restrict__
 
 out = [src]
 for tag, f in (("clamp", clamp), ("off32", off32), ("both", lambda f: off32(clamp(f))),
-               ("32", lambda f: rows32(off32(clamp(f)))), ("32r1", lambda f: one_round(rows32(off32(clamp(f)))))):
+               ("32", lambda f: rows32(off32(clamp(f)))), ("r32", lambda f: rows32(off32(f))), ("32r1", lambda f: one_round(rows32(off32(clamp(f)))))):
     out.append(f(fn).replace(name, "wv_" + tag))
 out.append(SEL.replace("NAME", "wv_sel").replace("IX", "unsigned long long").replace("SX", "long long"))
 out.append(SEL.replace("NAME", "wv_sel32").replace("IX", "unsigned int").replace("SX", "unsigned int"))
