@@ -46,15 +46,22 @@ static __device__ __forceinline__ float kf_body(const float4 *v)
     return warp_sum(__fadd_rn(w[0], w[1]));
 }
 
+/* Lane l's vectors of a row: l, l + 32, ..., l + 224. */
+static __device__ __forceinline__ void load8(const float4 *row, unsigned lane, float4 *v)
+{
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        v[k] = row[lane + 32 * k];
+}
+
 #define ROW_KERNEL(name, rows, body, XT, YT)                                                            \
     extern "C" __global__ void __launch_bounds__(32 * rows) name(XT x, YT y, unsigned M)              \
     {                                                                                                  \
         const unsigned row = blockIdx.x * rows + threadIdx.x / 32, lane = threadIdx.x % 32;            \
         if (row >= M)                                                                                  \
             return;                                                                                    \
-        const float4 *p = (const float4 *)(x + row * ROWLEN) + lane;                                   \
         float4 v[8];                                                                                   \
-        _Pragma("unroll") for (int k = 0; k < 8; k++) v[k] = p[32 * k];                                \
+        load8((const float4 *)(x + row * ROWLEN), lane, v);                                            \
         const float s = body(v);                                                                       \
         if (lane == 0)                                                                                 \
             y[row] = s;                                                                                \
@@ -86,11 +93,8 @@ extern "C" __global__ void __launch_bounds__(256) rs_kf8_m(const float *__restri
     const unsigned row = blockIdx.x * 8 + threadIdx.x / 32, lane = threadIdx.x % 32;
     if (row >= M)
         return;
-    const float4 *p = (const float4 *)(x + row * ROWLEN) + lane;
     float4 v[8];
-#pragma unroll
-    for (int k = 0; k < 8; k++)
-        v[k] = p[32 * k];
+    load8((const float4 *)(x + row * ROWLEN), lane, v);
     const float s = kf_body(v);
     if (lane == 0)
         y[row] = s;
@@ -106,11 +110,8 @@ extern "C" __global__ void __launch_bounds__(256) rs_kf8_mm(const float *__restr
     const unsigned lane = threadIdx.x % 32;
     if (row >= M || L != ROWLEN)
         return;
-    const float4 *p = (const float4 *)(x + (long long)row * st0) + lane;
     float4 v[8];
-#pragma unroll
-    for (int k = 0; k < 8; k++)
-        v[k] = p[32 * k];
+    load8((const float4 *)(x + (long long)row * st0), lane, v);
     const float s = kf_body(v);
     if (lane == 0)
         y[(long long)row * st1] = s;
