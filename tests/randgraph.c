@@ -56,6 +56,13 @@ static bool inexact(kf_op op)
     }
 }
 
+/* Float sum, prod and mean: the backends accumulate f16, bf16 and f32 in
+ * f32 in their own order, the interpreter in double in row-major order. */
+static bool inexact_reduce(kf_op op, kf_dtype t)
+{
+    return kf_dt_is_float(t) && (op == KF_OP_SUM || op == KF_OP_PROD || op == KF_OP_MEAN);
+}
+
 static const kf_op unary_ops[] = {
     KF_OP_NEG, KF_OP_ABS, KF_OP_SIGN, KF_OP_SQRT, KF_OP_RSQRT, KF_OP_CBRT, KF_OP_EXP, KF_OP_EXP2, KF_OP_EXPM1,
     KF_OP_LOG, KF_OP_LOG2, KF_OP_LOG10, KF_OP_LOG1P, KF_OP_SIN, KF_OP_COS, KF_OP_TAN, KF_OP_ASIN, KF_OP_ACOS,
@@ -290,14 +297,14 @@ static void step_reduce(gen *G)
     kf_node a = pick(G);
     kf_dtype t = dtype_of(G, a);
     kf_op op = reduce_ops[rint_(&G->r, COUNT(reduce_ops))];
-    if (G->o.exact && kf_dt_is_float(t) && (op == KF_OP_SUM || op == KF_OP_PROD || op == KF_OP_MEAN))
+    if (G->o.exact && inexact_reduce(op, t))
         op = rchance(&G->r, 0.5) ? KF_OP_RMIN : KF_OP_ARGMAX;
     if (!accepts(op, t)) {
         kf_dtype u = op == KF_OP_MEAN ? (G->o.no_f64 ? KF_F32 : KF_F64) : KF_I32;
         a = kf_cast(G->g, a, u);
         t = u;
     }
-    if (G->o.exact && kf_dt_is_float(t) && (op == KF_OP_SUM || op == KF_OP_PROD || op == KF_OP_MEAN))
+    if (G->o.exact && inexact_reduce(op, t))
         op = KF_OP_RMAX;
     int rank = kf_node_rank(G->g, a);
     int axes[KF_MAX_RANK], na = 0;
@@ -438,6 +445,52 @@ int64_t kf_rg_sym_value(const kf_rg_sizes *s, const char *sym)
     if (strcmp(sym, "k") == 0)
         return s->k;
     return 3;
+}
+
+/* Significand bits of a float dtype (the fewer, the coarser). */
+static int float_bits(kf_dtype t)
+{
+    return t == KF_BF16 ? 8 : t == KF_F16 ? 11 : t == KF_F32 ? 24 : 53;
+}
+
+kf_rg_dep kf_rg_output_dep(const kf_graph *g, int j)
+{
+    int32_t out = g->outputs[j];
+    kf_rg_dep *d = malloc((size_t)(out + 1) * sizeof *d);
+    if (!d)   /* out of memory: promise nothing */
+        return (kf_rg_dep){ false, true, KF_BF16 };
+    for (int32_t i = 0; i <= out; i++) {   /* arguments come before their users */
+        const kf_irnode *x = &g->nodes[i];
+        d[i].exact = !inexact((kf_op)x->op);
+        d[i].f32_sum = false;
+        d[i].coarsest = kf_dt_is_float((kf_dtype)x->dtype) ? (kf_dtype)x->dtype : KF_F64;
+        for (int a = 0; a < x->nargs; a++) {
+            const kf_rg_dep *p = &d[x->args[a]];
+            kf_dtype pt = (kf_dtype)g->nodes[x->args[a]].dtype;
+            bool red = inexact_reduce((kf_op)x->op, pt);
+            d[i].exact = d[i].exact && p->exact && !red;
+            d[i].f32_sum = d[i].f32_sum || p->f32_sum || (red && pt != KF_F64);
+            if (float_bits(p->coarsest) < float_bits(d[i].coarsest))
+                d[i].coarsest = p->coarsest;
+        }
+    }
+    kf_rg_dep r = d[out];
+    free(d);
+    return r;
+}
+
+bool kf_rg_fits(const kf_graph *g, const kf_rg_sizes *sizes, int64_t max_elems)
+{
+    for (int32_t i = 0; i < g->nnodes; i++) {
+        double n = 1;   /* a double: [k, n, n] of large sizes passes int64 */
+        for (int d = 0; d < g->nodes[i].rank; d++) {
+            int64_t v = g->nodes[i].dims[d];
+            n *= (double)(v >= 0 ? v : kf_rg_sym_value(sizes, g->syms[KF_IR_SYM_INDEX(v)]));
+        }
+        if (n > (double)max_elems)
+            return false;
+    }
+    return true;
 }
 
 static void put_float(kf_dtype t, void *p, int64_t i, double v)

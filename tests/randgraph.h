@@ -42,4 +42,26 @@ void kf_rg_free_inputs(kf_host_array *inputs, int n);
 /* Value of a symbol name under sizes. */
 int64_t kf_rg_sym_value(const kf_rg_sizes *sizes, const char *sym);
 
+/* What output j of g depends on.  exact: every op on its paths gives the
+ * same bits on every correct backend (no library function such as exp, no
+ * float sum, prod or mean), so a backend must match the interpreter bit
+ * for bit (any NaN matching any NaN).  Otherwise the output is within a few
+ * ulp of coarsest, the least precise float dtype on its paths (KF_F64 when
+ * none), unless a step enlarges such a difference: a float cast to an
+ * integer or compared, or (f32_sum) a sum, prod or mean of f16, bf16 or
+ * f32 elements, which the backends accumulate in f32 where the
+ * interpreter's double may not overflow (docs/codegen.md). */
+typedef struct kf_rg_dep {
+    bool exact;
+    bool f32_sum;
+    kf_dtype coarsest;
+} kf_rg_dep;
+kf_rg_dep kf_rg_output_dep(const kf_graph *g, int j);
+
+/* Whether every node of g has at most max_elems elements under sizes.  A
+ * graph may hold [n, n] or [k, n, n] operands: at a test's largest sizes
+ * its inputs and the interpreter's intermediates can need gigabytes, so
+ * tests skip the sizes where this is false. */
+bool kf_rg_fits(const kf_graph *g, const kf_rg_sizes *sizes, int64_t max_elems);
+
 #endif /* KF_RANDGRAPH_H */

@@ -236,21 +236,6 @@ static void finish(tcase *t)
     free(t->dev);
 }
 
-/* Whether every node of g stays under 2^20 elements with these sizes. */
-static bool small_enough(const kf_graph *g, const kf_rg_sizes *sz)
-{
-    for (int32_t i = 0; i < g->nnodes; i++) {
-        double n = 1;
-        for (int d = 0; d < g->nodes[i].rank; d++) {
-            int64_t v = g->nodes[i].dims[d];
-            n *= (double)(v >= 0 ? v : kf_rg_sym_value(sz, g->syms[KF_IR_SYM_INDEX(v)]));
-        }
-        if (n > (double)(1 << 20))
-            return false;
-    }
-    return true;
-}
-
 static int graphs_run;
 
 /* Every variant of g at each length of n; 'why' is the word of the reason
@@ -269,7 +254,7 @@ static void run_graph(kf_context *ctx, const kf_graph *g, const int64_t *lens, i
     for (int li = 0; li < nlens; li++) {
         tcase t = { .g = g, .prog = prog, .sizes = { lens[li], 3, 5 } };
         char label[160];
-        if (!small_enough(g, &t.sizes))
+        if (!kf_rg_fits(g, &t.sizes, 1 << 20))
             continue;
         snprintf(label, sizeof label, "%s n=%lld", kf_graph_name(g), (long long)lens[li]);
         if (!prepare(ctx, &t, seed + (uint64_t)li, bad_index, label)) {
