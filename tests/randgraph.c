@@ -6,6 +6,7 @@
 #include "randgraph.h"
 #include "half.h"
 #include "ir.h"
+#include "kfsample.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -477,6 +478,38 @@ kf_rg_dep kf_rg_output_dep(const kf_graph *g, int j)
     kf_rg_dep r = d[out];
     free(d);
     return r;
+}
+
+int64_t kf_rg_compare(const kf_graph *g, int j, const void *got, const kf_host_array *want, int64_t n, int64_t *bad1)
+{
+    kf_rg_dep dep = kf_rg_output_dep(g, j);
+    kf_dtype t = want->dtype;
+    size_t es = kf_dtype_size(t);
+    bool fl = kf_dt_is_float(t);
+    if (!dep.exact && !fl)
+        return 0;
+    double scale = 0;
+    for (int64_t i = 0; fl && i < n; i++) {
+        double w = rt_load(want->data, t, i);
+        if (isfinite(w) && fabs(w) > scale)
+            scale = fabs(w);
+    }
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double a = fl ? rt_load(got, t, i) : 0, b = fl ? rt_load(want->data, t, i) : 0;
+        bool ok;
+        if (fl && isnan(a) && isnan(b))
+            ok = true;
+        else if (dep.exact)
+            ok = memcmp((const char *)got + (size_t)i * es, (const char *)want->data + (size_t)i * es, es) == 0;
+        else if (!isfinite(a) || !isfinite(b))
+            ok = a == b || dep.f32_sum;
+        else
+            ok = fabs(a - b) <= rt_tol(dep.coarsest) * (fabs(b) + scale);
+        if (!ok && bad++ == 0)
+            *bad1 = i;
+    }
+    return bad;
 }
 
 bool kf_rg_fits(const kf_graph *g, const kf_rg_sizes *sizes, int64_t max_elems)

@@ -58,6 +58,16 @@ typedef struct kf_rg_dep {
 } kf_rg_dep;
 kf_rg_dep kf_rg_output_dep(const kf_graph *g, int j);
 
+/* Mismatches of n elements of output j of g (got) against the
+ * interpreter's (want), by what the output depends on: an exact output bit
+ * for bit (any NaN matching any NaN); an inexact float output within
+ * rt_tol of its coarsest dtype relative to |want| plus the output's largest
+ * finite |want|, and, below an f32 sum, also where one side is not finite;
+ * an inexact integer or bool output not at all (a last-bit difference
+ * upstream may flip it).  *bad1: the first mismatch. */
+int64_t kf_rg_compare(const kf_graph *g, int j, const void *got, const kf_host_array *want, int64_t n,
+                      int64_t *bad1);
+
 /* Whether every node of g has at most max_elems elements under sizes.  A
  * graph may hold [n, n] or [k, n, n] operands: at a test's largest sizes
  * its inputs and the interpreter's intermediates can need gigabytes, so

@@ -4,7 +4,7 @@
  * round exactly as the GPU kernels' fixed order does, integer division by
  * zero and MIN / -1 never trap, take out of range is reported, and random
  * graphs match the interpreter (bit for bit where no library function or
- * float sum lies upstream: compare_output) with the same bits on every
+ * float sum lies upstream: kf_rg_compare) with the same bits on every
  * thread count.
  * Usage: test_cpu [NRANDOM]  (default 60 random graphs; KFUSE_TEST_RANDOM too;
  * sizes with a node over 2^22 elements are skipped, about 1 in 110) */
@@ -918,46 +918,6 @@ static void test_emit(void)
 
 /* Random graphs (tests/randgraph.c) with special values, several sizes,
  * against the interpreter, and bit for bit across 1, 2 and 7 threads. */
-/* Mismatches of output j of g against the interpreter's, by what it
- * depends on (kf_rg_output_dep): an exact output bit for bit (any NaN
- * matching any NaN); an inexact float output within the tolerance of its
- * coarsest float dtype, and, below an f32 sum, also where one side is not
- * finite (an f32 overflow the interpreter's double did not have); an
- * inexact integer or bool output not at all (a last-bit difference upstream
- * may flip it): the thread counts still have to agree on it. */
-static int64_t compare_output(const kf_graph *g, int j, const void *got, const kf_host_array *want, int64_t n,
-                              int64_t *bad1)
-{
-    kf_rg_dep dep = kf_rg_output_dep(g, j);
-    kf_dtype t = want->dtype;
-    size_t es = kf_dtype_size(t);
-    bool fl = kf_dt_is_float(t);
-    if (!dep.exact && !fl)
-        return 0;
-    double scale = 0;
-    for (int64_t i = 0; fl && i < n; i++) {
-        double w = rt_load(want->data, t, i);
-        if (isfinite(w) && fabs(w) > scale)
-            scale = fabs(w);
-    }
-    int64_t bad = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double a = fl ? rt_load(got, t, i) : 0, b = fl ? rt_load(want->data, t, i) : 0;
-        bool ok;
-        if (fl && isnan(a) && isnan(b))
-            ok = true;
-        else if (dep.exact)
-            ok = memcmp((const char *)got + (size_t)i * es, (const char *)want->data + (size_t)i * es, es) == 0;
-        else if (!isfinite(a) || !isfinite(b))
-            ok = a == b || dep.f32_sum;
-        else
-            ok = fabs(a - b) <= rt_tol(dep.coarsest) * (fabs(b) + scale);
-        if (!ok && bad++ == 0)
-            *bad1 = i;
-    }
-    return bad;
-}
-
 static void test_random(int count)
 {
     kf_context *ctx = cpu_context(7);
@@ -1024,7 +984,7 @@ static void test_random(int count)
                     void *got = malloc(bytes + 1);
                     kf_download(got, outs[j].buf, 0, bytes, NULL);
                     if (th == 7) {
-                        int64_t bad1 = -1, bad = compare_output(g, j, got, &ref[j], n, &bad1);
+                        int64_t bad1 = -1, bad = kf_rg_compare(g, j, got, &ref[j], n, &bad1);
                         CHECK_MSG(bad == 0, "random seed %llu size %zu output %d (%s): %lld mismatches, first at %lld: "
                                   "got %.9g want %.9g", (unsigned long long)seed, z, j, kf_dtype_name(ref[j].dtype),
                                   (long long)bad, (long long)bad1, bad ? rt_load(got, ref[j].dtype, bad1) : 0.0,

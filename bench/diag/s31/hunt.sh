@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Session 31, one call on the GPU machine: the GPU suite (its differential
+# tests now compare exact outputs bit for bit, tests/randgraph.h
+# kf_rg_compare) and, beside it, random graphs past the suite's: test_runtime
+# on CUDA and NVIDIA's OpenCL, test_host on CUDA.  Logs under $OUT.
+# Usage: bash bench/diag/s31/hunt.sh [SECONDS for the extra runs, 330]
+set -uo pipefail
+source "$(dirname "$0")/../../gpu_env.sh"
+lim=${1:-330}
+(cd build/gpu && timeout 330 ctest -V -j 6 -E fuzz > "$OUT/ctest.txt" 2>&1; echo "ctest rc=$?" >> "$OUT/ctest.txt") &
+cd tests
+hunt() {   # name binary backend first count
+    KFUSE_CACHE=off KFUSE_TEST_CORPUS=none KFUSE_TEST_SEED=$4 KFUSE_TEST_RANDOM=$5 \
+        timeout "$lim" "../build/gpu/tests/$2" "$3" > "$OUT/$1.txt" 2>&1
+    echo "$1 rc=$?" >> "$OUT/$1.txt"
+}
+hunt rt_cuda test_runtime cuda 200 600 &
+hunt rt_ocl test_runtime opencl 100 400 &
+hunt host_cuda test_host cuda 30 500 &
+wait
+cd ..
+grep -E "^[0-9]+/[0-9]+ Test|tests passed|tests failed|graphs \(corpus|run through|CHECK failed|ctest rc" "$OUT/ctest.txt" | head -80
+for f in rt_cuda rt_ocl host_cuda; do
+    echo "== $f"
+    grep -E "CHECK failed" "$OUT/$f.txt" | head -20
+    tail -n 3 "$OUT/$f.txt"
+done
