@@ -559,6 +559,42 @@ static int64_t take_len(const kf_graph *g, kf_node n, const kf_rg_sizes *sz)
     return -1;
 }
 
+/* Special values: signed zeros, infinities, NaN, huge and tiny floats; an
+ * integer dtype's extremes, 0, 1, -1 and shift counts at the width. */
+static double float_special(rng *r)
+{
+    static const double sp[] = { 0.0, -0.0, INFINITY, -INFINITY, NAN, 1e30, -1e-30, 65504.0, 1e-6, 3e38 };
+    return sp[rint_(r, COUNT(sp))];
+}
+
+static uint64_t int_special(rng *r, kf_dtype t)
+{
+    unsigned bits = (unsigned)kf_dtype_size(t) * 8;
+    uint64_t mx = bits == 64 ? UINT64_MAX : (1ull << bits) - 1;
+    uint64_t ext[] = { 0, 1, mx, kf_dt_is_sint(t) ? 1ull << (bits - 1) : mx - 1, kf_dt_is_sint(t) ? (mx >> 1) : 0,
+                       bits - 1, bits };
+    uint64_t v = ext[rint_(r, COUNT(ext))];
+    return kf_dt_is_sint(t) && v == mx ? UINT64_MAX : v; /* -1 */
+}
+
+void kf_rg_specials(const kf_graph *g, int i, kf_host_array *a, uint64_t seed)
+{
+    kf_node n = kf_graph_input(g, i);
+    kf_dtype t = a->dtype;
+    if (t == KF_BOOL || take_len(g, n, &(kf_rg_sizes){ 0, 0, 0 }) >= 0)
+        return;
+    int64_t numel = 1;
+    for (int d = 0; d < a->rank; d++)
+        numel *= a->shape[d];
+    rng r = { seed * 0x2545f4914f6cdd1dull + (uint64_t)i * 104729 + 5 };
+    for (int64_t e = 0; e < numel; e++) {
+        if (kf_dt_is_float(t) && rchance(&r, 0.06))
+            put_float(t, a->data, e, float_special(&r));
+        else if (!kf_dt_is_float(t) && rchance(&r, 0.08))
+            put_int(t, a->data, e, int_special(&r, t));
+    }
+}
+
 kf_status kf_rg_inputs(const kf_graph *g, uint64_t seed, const kf_rg_sizes *sizes, double bad_index, bool specials,
                        kf_host_array *inputs)
 {
@@ -585,7 +621,6 @@ kf_status kf_rg_inputs(const kf_graph *g, uint64_t seed, const kf_rg_sizes *size
         rng r = { seed * 0x9e3779b97f4a7c15ull + (uint64_t)i * 7919 + 17 };
         int64_t len = take_len(g, n, sizes);
         kf_dtype t = a->dtype;
-        unsigned bits = (unsigned)sz * 8;
         for (int64_t e = 0; e < numel; e++) {
             if (len >= 0 && kf_dt_is_int(t)) {
                 int64_t v = len > 0 ? rint_(&r, (int)(len < 1000000 ? len : 1000000)) : 0;
@@ -598,10 +633,8 @@ kf_status kf_rg_inputs(const kf_graph *g, uint64_t seed, const kf_rg_sizes *size
                 double v = runit(&r) * 8.0 - 4.0;
                 if (rchance(&r, 0.2))
                     v = (double)(rint_(&r, 9) - 4) * 0.5; /* ties and exact values */
-                if (specials && rchance(&r, 0.06)) {
-                    static const double sp[] = { 0.0, -0.0, INFINITY, -INFINITY, NAN, 1e30, -1e-30, 65504.0, 1e-6, 3e38 };
-                    v = sp[rint_(&r, COUNT(sp))];
-                }
+                if (specials && rchance(&r, 0.06))
+                    v = float_special(&r);
                 put_float(t, a->data, e, v);
             } else {
                 uint64_t v;
@@ -609,14 +642,8 @@ kf_status kf_rg_inputs(const kf_graph *g, uint64_t seed, const kf_rg_sizes *size
                     v = (uint64_t)(int64_t)(rint_(&r, 101) - 50);
                 else
                     v = (uint64_t)rint_(&r, 101);
-                if (specials && rchance(&r, 0.08)) {
-                    uint64_t mx = bits == 64 ? UINT64_MAX : (1ull << bits) - 1;
-                    uint64_t ext[] = { 0, 1, mx, kf_dt_is_sint(t) ? 1ull << (bits - 1) : mx - 1,
-                                       kf_dt_is_sint(t) ? (mx >> 1) : 0, bits - 1, bits };
-                    v = ext[rint_(&r, COUNT(ext))];
-                    if (kf_dt_is_sint(t) && v == mx)
-                        v = UINT64_MAX; /* -1 */
-                }
+                if (specials && rchance(&r, 0.08))
+                    v = int_special(&r, t);
                 put_int(t, a->data, e, v);
             }
         }

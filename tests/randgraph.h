@@ -39,6 +39,12 @@ kf_status kf_rg_inputs(const kf_graph *g, uint64_t seed, const kf_rg_sizes *size
                        kf_host_array *inputs);
 void kf_rg_free_inputs(kf_host_array *inputs, int n);
 
+/* Replace about 6% of the elements of input i of g (a, filled by any
+ * means) with special floats, or 8% with an integer dtype's extremes, as
+ * kf_rg_inputs does with specials; bools and take indices stay as they
+ * are. */
+void kf_rg_specials(const kf_graph *g, int i, kf_host_array *a, uint64_t seed);
+
 /* Value of a symbol name under sizes. */
 int64_t kf_rg_sym_value(const kf_rg_sizes *sizes, const char *sym);
 

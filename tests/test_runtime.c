@@ -136,8 +136,8 @@ static void cpu_thread_counts(kf_context *ctx, kf_program *prog, const kf_view *
 
 /* Run g on ctx and on the interpreter for one size; returns false on a
  * mismatch (after reporting it). */
-static void run_case(kf_context *ctx, kf_program *prog, const kf_graph *g, int64_t size, bool strided, uint64_t seed,
-                     const char *label)
+static void run_case(kf_context *ctx, kf_program *prog, const kf_graph *g, int64_t size, bool strided, bool specials,
+                     uint64_t seed, const char *label)
 {
     int64_t symval[64];
     if (!bind_syms(g, size, size > 1 << 21 ? size : 1 << 21, symval))
@@ -152,6 +152,8 @@ static void run_case(kf_context *ctx, kf_program *prog, const kf_graph *g, int64
     for (int i = 0; i < nin; i++) {
         in[i].n = rt_fill_input(g, i, symval, &rng, &in[i].a);
         CHECK_MSG(in[i].n >= 0, "%s: out of host memory", label);
+        if (specials && in[i].n >= 0)
+            kf_rg_specials(g, i, &in[i].a, seed);
     }
     kf_host_array *hin = calloc((size_t)nin + 1, sizeof *hin);
     for (int i = 0; i < nin; i++)
@@ -224,7 +226,8 @@ static void run_case(kf_context *ctx, kf_program *prog, const kf_graph *g, int64
 
 static int graphs_run;
 
-static void run_graph(kf_context *ctx, kf_graph *g, const char *file, uint64_t seed)
+/* specials: inputs hold special values too (kf_rg_specials) */
+static void run_graph(kf_context *ctx, kf_graph *g, const char *file, uint64_t seed, bool specials)
 {
     kf_device_info info;
     kf_context_info(ctx, &info);
@@ -243,9 +246,9 @@ static void run_graph(kf_context *ctx, kf_graph *g, const char *file, uint64_t s
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         for (int strided = 0; strided < 2; strided++) {
             char label[256];
-            snprintf(label, sizeof label, "%s %s/%s n=%lld%s", kf_backend_name(info.backend), file,
-                     kf_graph_name(g), (long long)sizes[i], strided ? " strided" : "");
-            run_case(ctx, prog, g, sizes[i], strided, seed + i * 2 + (uint64_t)strided, label);
+            snprintf(label, sizeof label, "%s %s/%s n=%lld%s%s", kf_backend_name(info.backend), file,
+                     kf_graph_name(g), (long long)sizes[i], strided ? " strided" : "", specials ? " specials" : "");
+            run_case(ctx, prog, g, sizes[i], strided, specials, seed + i * 2 + (uint64_t)strided, label);
         }
     kf_program_free(prog);
 }
@@ -258,7 +261,7 @@ static void run_file(kf_context *ctx, const char *path, uint64_t seed)
         return; /* error cases of the parser tests */
     }
     for (int i = 0; i < kf_module_num_graphs(m); i++)
-        run_graph(ctx, kf_module_graph(m, i), path, seed + (uint64_t)i * 1000);
+        run_graph(ctx, kf_module_graph(m, i), path, seed + (uint64_t)i * 1000, false);
     kf_module_free(m);
 }
 
@@ -805,7 +808,7 @@ static void test_wide(kf_context *ctx, const kf_device_info *info)
         char label[64];
         for (int strided = 0; p && strided < 2; strided++) {
             snprintf(label, sizeof label, "%s%s", cases[i].label, strided ? ", strided" : "");
-            run_case(ctx, p, kf_module_graph(m, 0), cases[i].per_cu * cu + 5, strided, 91 + (uint64_t)strided + 2 * i,
+            run_case(ctx, p, kf_module_graph(m, 0), cases[i].per_cu * cu + 5, strided, false, 91 + (uint64_t)strided + 2 * i,
                      label);
         }
         kf_module_free(m);
@@ -837,7 +840,7 @@ static void test_memo(kf_context *ctx, kf_context *other)
     for (size_t i = 0; p && i < sizeof seq / sizeof seq[0]; i++) {
         char label[64];
         snprintf(label, sizeof label, "memo %zu: n=%lld%s", i, (long long)seq[i].size, seq[i].strided ? " strided" : "");
-        run_case(ctx, p, kf_module_graph(m, 0), seq[i].size, seq[i].strided, 500 + i, label);
+        run_case(ctx, p, kf_module_graph(m, 0), seq[i].size, seq[i].strided, false, 500 + i, label);
     }
     kf_program_free(p);
     kf_module_free(m);
@@ -955,7 +958,7 @@ static void test_backend(kf_backend b, int argc, char **argv)
         char label[64];
         snprintf(label, sizeof label, "random seed %d", 1000 + i);
         if (g)
-            run_graph(ctx, g, label, 77 + (uint64_t)i);
+            run_graph(ctx, g, label, 77 + (uint64_t)i, i % 2 == 1);
         kf_graph_free(g);
     }
     printf("%s: %d graphs (corpus and %d random) run against the interpreter\n", kf_backend_name(b), graphs_run,
