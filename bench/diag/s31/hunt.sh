@@ -3,8 +3,8 @@
 # tests now compare exact outputs bit for bit, tests/randgraph.h
 # kf_rg_compare) and, beside it, random graphs past the suite's: test_runtime
 # on CUDA and NVIDIA's OpenCL, test_host on CUDA.  Logs under $OUT.
-# test_runtime's odd random graphs get special inputs (kf_rg_specials) from
-# 8f0ad5d on.  Usage: bash bench/diag/s31/hunt.sh [SECONDS for the extra
+# test_runtime's odd random graphs get special inputs (kf_rg_specials)
+# from fbb9e44 on.  Usage: bash bench/diag/s31/hunt.sh [SECONDS for the extra
 # runs, 330] [FROM, 200: the first random graph of test_runtime on CUDA;
 # OpenCL's start at FROM - 100, test_host's at FROM - 170]
 set -uo pipefail
