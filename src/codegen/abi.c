@@ -907,10 +907,11 @@ static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, 
                      uint32_t grid_override, kf_cg_launches *out)
 {
     memset(out, 0, sizeof *out);
+    if (!a->entry[v][0])   /* the kernel has no such variant (kf_cg_entry_name) */
+        return;
     if (a->kind == KF_KERNEL_EW) {
         uint64_t n = (uint64_t)meta[0];
-        if (n == 0 || v > KF_CG_B1 || (v == KF_CG_B1 && !a->has_b1) ||
-            (v == KF_CG_G64 && (!a->has_g64 || !gpu)) || (v == KF_CG_H64 && (!h64_fits(a, meta) || !gpu)))
+        if (n == 0 || (v == KF_CG_G64 && !gpu) || (v == KF_CG_H64 && (!h64_fits(a, meta) || !gpu)))
             return;
         uint64_t w = ew_width(a, v), threads = (n + w - 1) / w;
         if (v == KF_CG_G64)   /* KF_CG_GATHER_ELEMS points per thread, a block per 1024 */

@@ -325,8 +325,10 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
  * differently, or warp on a GPU when the reduced length is at most
  * KF_CG_TILE_ELEMS): kf_cg_launch_rule is this with v =
  * kf_cg_pick_variant, its strided counterpart for a small contiguous call
- * on a GPU, b64 (below), or tile for warp off a GPU.  n = 0 when v does not fit the kind or the
- * call (warp, b64). */
+ * on a GPU, b64 (below), or tile for warp off a GPU.  n = 0 when the
+ * kernel has no entry point v (kf_cg_entry_name gives "": another kind's
+ * variant, or c32, s32, b64, g64, h64, b1 where the kernel lacks it) or v
+ * does not fit the call (warp, b64). */
 void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int compute_units, bool gpu,
                           uint32_t grid_override, kf_cg_launches *out);
 

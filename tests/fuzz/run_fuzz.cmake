@@ -1,9 +1,13 @@
-# Run a libFuzzer target over a scratch copy of the golden corpus, so the
+# Run a libFuzzer target over a scratch copy of seed .kir files, so the
 # fuzzer never writes into the source tree.
-# -DFUZZER=exe -DSRC=tests/golden -DCORPUS=scratch dir -DSECONDS=n [-DDICT=file]
+# -DFUZZER=exe -DSRC=tests/golden [-DSRC2=another seed dir] -DCORPUS=scratch dir -DSECONDS=n [-DDICT=file]
 file(REMOVE_RECURSE ${CORPUS})
 file(MAKE_DIRECTORY ${CORPUS})
 file(GLOB seeds ${SRC}/*.kir)
+if(SRC2)
+  file(GLOB more ${SRC2}/*.kir)
+  list(APPEND seeds ${more})
+endif()
 file(COPY ${seeds} DESTINATION ${CORPUS})
 set(dict "")
 if(DICT)
