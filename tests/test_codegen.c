@@ -1302,6 +1302,13 @@ static void test_abi(void)
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
         kf_cg_launch_variant(a, meta, KF_CG_H64, 132, false, 0, &L);   /* no h64 off a GPU */
         CHECK(L.n == 0);
+        /* no launch of a variant the kernel lacks (rank 1, no take) or of
+         * another kind's (found by fuzz_pipeline: c32 and s32 launched "") */
+        static const kf_cg_variant lacks[] = { KF_CG_C32, KF_CG_S32, KF_CG_G64, KF_CG_B1, KF_CG_SEQ, KF_CG_WARP };
+        for (size_t i = 0; i < sizeof lacks / sizeof lacks[0]; i++) {
+            kf_cg_launch_variant(a, meta, lacks[i], 132, true, 0, &L);
+            CHECK_MSG(L.n == 0 && !a->entry[lacks[i]][0], "boxplus: variant %d launches", (int)lacks[i]);
+        }
         kf_cg_launch_variant(a, meta, KF_CG_H64, 132, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 8 * 132);
         meta[0] = meta[1] = (int64_t)1 << 19;   /* h64: 1024 blocks, 7.8 per unit */
