@@ -7,7 +7,8 @@
  * float sum lies upstream: kf_rg_compare) with the same bits on every
  * thread count.
  * Usage: test_cpu [NRANDOM]  (default 60 random graphs; KFUSE_TEST_RANDOM too;
- * sizes with a node over 2^22 elements are skipped, about 1 in 110) */
+ * KFUSE_TEST_SEED=I starts at graph I, seed 5000 + I; sizes with a node over
+ * 2^22 elements are skipped, about 1 in 110) */
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -927,7 +928,9 @@ static void test_random(int count)
     static const kf_rg_sizes sizes[] = { { 1, 1, 1 }, { 7, 3, 5 }, { 300, 2, 9 }, { 5000, 3, 70 } };
     int graphs = 0, skipped = 0;
     double tcompile = 0;
-    for (int gi = 0; gi < count; gi++) {
+    const char *from = getenv("KFUSE_TEST_SEED");
+    int g0 = from ? atoi(from) : 0;
+    for (int gi = g0; gi < g0 + count; gi++) {
         uint64_t seed = 5000 + (uint64_t)gi;
         kf_graph *g = kf_rg_graph("rand", seed, NULL);
         if (!g)
