@@ -69,8 +69,10 @@ kf_rg_dep kf_rg_output_dep(const kf_graph *g, int j);
  * for bit (any NaN matching any NaN); an inexact float output within
  * rt_tol of its coarsest dtype relative to |want| plus the output's largest
  * finite |want|, and, below an f32 sum, also where one side is not finite;
- * an inexact integer or bool output not at all (a last-bit difference
- * upstream may flip it).  *bad1: the first mismatch. */
+ * an inexact integer or bool output bit for bit in all but one element in
+ * 64 (rounded up): a last-bit difference upstream flips an integer only at
+ * a boundary, where an unwritten or wrong output differs almost
+ * everywhere.  *bad1: the first mismatch. */
 int64_t kf_rg_compare(const kf_graph *g, int j, const void *got, const kf_host_array *want, int64_t n,
                       int64_t *bad1);
 
