@@ -203,12 +203,15 @@ static bool arrays_equal(const kf_host_array *a, const kf_host_array *b, bool na
     return true;
 }
 
-/* kf_interpret; a take index out of range (KF_ERR_INDEX) still counts. */
-static bool interpret(const kf_graph *g, const kf_host_array *in, kf_host_array *out)
+/* kf_interpret; a take index out of range (KF_ERR_INDEX) still counts, and
+ * sets *index when index is not NULL. */
+static bool interpret(const kf_graph *g, const kf_host_array *in, kf_host_array *out, bool *index)
 {
     char err[512];
     kf_status s = kf_interpret(g, in, g->ninputs, out, g->noutputs, err, sizeof err);
     CHECK_MSG(s == KF_OK || s == KF_ERR_INDEX, "interpret %s: %s: %s", g->name, kf_status_string(s), err);
+    if (index)
+        *index = s == KF_ERR_INDEX;
     return s == KF_OK || s == KF_ERR_INDEX;
 }
 
@@ -232,9 +235,11 @@ static kf_node sub_input(kf_graph *sub, const kf_graph *g, const char *name, con
 /* Run plan pl kernel by kernel, each kernel as a graph of its own whose
  * inputs are the kernel's args and scalars (plus one array per symbol, so
  * every symbol is bound), on the graph inputs 'in'.  Fills out[] (one per
- * graph output, owned by the caller); false when something does not fit. */
-static bool simulate(const kf_plan *pl, const kf_host_array *in, kf_host_array *out)
+ * graph output, owned by the caller) and *index (some kernel had a take
+ * index out of range); false when something does not fit. */
+static bool simulate(const kf_plan *pl, const kf_host_array *in, kf_host_array *out, bool *index)
 {
+    *index = false;
     const kf_graph *g = pl->g;
     int32_t nn = g->nnodes;
     kf_host_array *mem = calloc((size_t)nn + 1, sizeof *mem);       /* node -> array (borrowed) */
@@ -308,6 +313,7 @@ static bool simulate(const kf_plan *pl, const kf_host_array *in, kf_host_array *
             char err[512];
             kf_status s = kf_interpret(sub, ins, nin, outs, k->nouts, err, sizeof err);
             ok = s == KF_OK || s == KF_ERR_INDEX;
+            *index = *index || s == KF_ERR_INDEX;
             CHECK_MSG(ok, "kernel %d: %s", (int)ki, err);
         }
         for (int32_t i = 0; ok && i < k->nouts; i++) {
@@ -347,13 +353,17 @@ static void check_semantics(const kf_graph *g, const kf_pipeline *p, uint64_t se
     kf_host_array *ref = calloc((size_t)no + 1, sizeof *ref);
     kf_host_array *opt = calloc((size_t)no + 1, sizeof *opt);
     kf_host_array *sim = calloc((size_t)no + 1, sizeof *sim);
-    if (make_inputs(g, seed, in) && interpret(g, in, ref) && interpret(p->g, in, opt)) {
+    bool xref, xopt, xsim;   /* a take index out of range */
+    if (make_inputs(g, seed, in) && interpret(g, in, ref, &xref) && interpret(p->g, in, opt, &xopt)) {
         for (int i = 0; i < no; i++)
             CHECK_MSG(arrays_equal(&ref[i], &opt[i], !bits), "%s: output %d differs after fold/cse/dce", g->name, i);
-        if (p->plan && simulate(p->plan, in, sim))
+        CHECK_MSG(xref == xopt, "%s: index out of range %d, after fold/cse/dce %d", g->name, xref, xopt);
+        if (p->plan && simulate(p->plan, in, sim, &xsim)) {
             for (int i = 0; i < no; i++)
                 CHECK_MSG(arrays_equal(&opt[i], &sim[i], false), "%s: output %d differs when run kernel by kernel",
                           g->name, i);
+            CHECK_MSG(xref == xsim, "%s: index out of range %d, kernel by kernel %d", g->name, xref, xsim);
+        }
     }
     free_arrays(in, ni);
     free_arrays(ref, no);
@@ -765,7 +775,7 @@ static void test_fold_constants(void)
         CHECK(folded || kf_node_op(p.g, y) == c->op);
         CHECK_MSG(folded == c->folds, "case %zu (%s %s): folded %d", i, kf_op_name(c->op), kf_dtype_name(c->t), folded);
         kf_host_array ref, got;
-        if (interpret(g, NULL, &ref) && interpret(p.g, NULL, &got)) {
+        if (interpret(g, NULL, &ref, NULL) && interpret(p.g, NULL, &got, NULL)) {
             CHECK_MSG(arrays_equal(&ref, &got, false), "case %zu (%s %s): folded value differs", i, kf_op_name(c->op),
                       kf_dtype_name(c->t));
             if (c->op == KF_OP_DIV && kf_dt_is_int(c->t) && c->b == 0)

@@ -22,7 +22,11 @@
  *     already folded, reaches the fixed point and always terminates.
  *  5. Graph outputs keep their names (plan.h, graph rewriting): an output
  *     is replaced only by a computed node that no other output is on,
- *     never by a leaf; otherwise it stays as it is. */
+ *     never by a leaf; otherwise it stays as it is.
+ *  6. A fold never drops a take: the interpreter checks the indices of
+ *     every take an output is on (KF_ERR_INDEX), so a select whose other
+ *     branch (literal condition) or whose condition (equal branches)
+ *     depends on a take stays, as does x - x of such an x. */
 #include "plan.h"
 #include "half.h"
 
@@ -257,6 +261,17 @@ static kf_node identity(const kf_graph *g, const kf_irnode *x, bool fast_math)
 
 /* -- The pass ---------------------------------------------------------------------- */
 
+/* The operand of x (old graph; q: x with operands in the new graph g) that
+ * its identity or x - x -> 0 leaves out and that may hold a take: select's
+ * other branch or its condition, x - x's x.  KF_NONE for the other rules,
+ * which leave out only literals or keep what they unwrap. */
+static kf_node left_out(const kf_graph *g, const kf_irnode *x, const kf_irnode *q)
+{
+    if (x->op == KF_OP_SELECT)
+        return is_lit(g, q->args[0]) ? x->args[g->nodes[q->args[0]].lit.u ? 2 : 1] : x->args[0];
+    return x->op == KF_OP_SUB && q->args[0] == q->args[1] ? x->args[0] : KF_NONE;
+}
+
 /* x - x -> 0 for a rank-0 float (fast_math only). */
 static bool self_sub(const kf_irnode *x)
 {
@@ -288,6 +303,18 @@ kf_status kf_pass_fold(kf_pipeline *p)
     if (s != KF_OK)
         return s;
     kf_graph *g = rb.g;
+    bool *takes = calloc((size_t)old->nnodes + 1, sizeof *takes);   /* old node i depends on a take */
+    if (!takes) {
+        kf_rebuild_abort(&rb);
+        snprintf(p->err, sizeof p->err, "fold: out of memory");
+        return KF_ERR_NO_MEMORY;
+    }
+    for (int32_t i = 0; i < old->nnodes; i++) {
+        const kf_irnode *x = &old->nodes[i];
+        takes[i] = x->op == KF_OP_TAKE;
+        for (int a = 0; a < x->nargs; a++)
+            takes[i] = takes[i] || takes[x->args[a]];
+    }
     for (int32_t i = 0; i < old->nnodes && s == KF_OK && g->status == KF_OK; i++) {
         const kf_irnode *x = &old->nodes[i];
         if (kf_ir_op((kf_op)x->op)->kind == KF_KIND_LEAF) {
@@ -302,6 +329,9 @@ kf_status kf_pass_fold(kf_pipeline *p)
         kf_node r = identity(g, &q, p->opt.fast_math);
         if (r == KF_NONE && p->opt.fast_math && self_sub(&q) && !rb.is_out[i])
             r = kf_rebuild_lit(&rb, (kf_dtype)q.dtype, (kf_lit){ .f = 0.0 });
+        kf_node lo = r != KF_NONE ? left_out(g, x, &q) : KF_NONE;
+        if (lo != KF_NONE && takes[lo])
+            r = KF_NONE;
         if (r == KF_NONE && !rb.is_out[i] && foldable(g, &q)) {
             kf_lit v;
             bool ok;
@@ -315,6 +345,7 @@ kf_status kf_pass_fold(kf_pipeline *p)
             continue;
         kf_rebuild_add(&rb, i, &q);
     }
+    free(takes);
     if (s == KF_OK && g->status != KF_OK)
         s = g->status;
     if (s != KF_OK) {
