@@ -431,6 +431,49 @@ static void test_fold_order(kf_context *ctx, bool fp64)
     kf_program_free(sum64);
 }
 
+/* Every i8 and i16 value through abs and ops that compare its result,
+ * against the interpreter: the IR's abs wraps (abs(-32768) is -32768),
+ * and NVIDIA's abs.s16 followed by a 16-bit compare once gave
+ * sign(abs(-32768)) = 2 (bench/diag/s31/abs16.cu). */
+static void test_narrow_abs(kf_context *ctx)
+{
+    static const char *const src[] = {
+        "kfuse 1\ngraph a16(x: i16[n]) -> (s, c) {\n  y = abs x\n  s = sign y\n  c = lt y, 0\n}\n",
+        "kfuse 1\ngraph a8(x: i8[n]) -> (s, c) {\n  y = abs x\n  s = sign y\n  c = lt y, 0\n}\n",
+    };
+    for (int w = 0; w < 2; w++) {
+        kf_module *m = NULL;
+        kf_program *p = text_program(ctx, src[w], &m);
+        int64_t n = w == 0 ? 65536 : 256;
+        kf_host_array in = { .data = malloc((size_t)n * 2), .dtype = w == 0 ? KF_I16 : KF_I8, .rank = 1, .shape = { n } };
+        for (int64_t i = 0; in.data && i < n; i++) {
+            if (w == 0)
+                ((int16_t *)in.data)[i] = (int16_t)(i - 32768);
+            else
+                ((int8_t *)in.data)[i] = (int8_t)(i - 128);
+        }
+        kf_host_array got[2], want[2];
+        memset(got, 0, sizeof got);
+        memset(want, 0, sizeof want);
+        char err[256];
+        bool ok = p && in.data && kf_interpret(kf_module_graph(m, 0), &in, 1, want, 2, err, sizeof err) == KF_OK;
+        ok = ok && kf_run_host(p, &in, 1, NULL, 0, got, 2, NULL) == KF_OK;
+        CHECK_MSG(ok, "%s: %s", w == 0 ? "i16" : "i8", kf_context_error(ctx));
+        for (int j = 0; ok && j < 2; j++) {
+            int64_t first = -1, bad = kf_rg_compare(kf_module_graph(m, 0), j, got[j].data, &want[j], n, &first);
+            CHECK_MSG(bad == 0, "%s abs then %s: %lld of %lld differ, first x = %lld", w == 0 ? "i16" : "i8",
+                      j == 0 ? "sign" : "lt 0", (long long)bad, (long long)n, (long long)(first - n / 2));
+        }
+        for (int j = 0; j < 2; j++) {
+            kf_free(got[j].data);
+            kf_free(want[j].data);
+        }
+        free(in.data);
+        kf_program_free(p);
+        kf_module_free(m);
+    }
+}
+
 static void test_errors(kf_context *ctx, kf_context *other)
 {
     kf_graph *g = x5_graph(KF_F32);
@@ -935,6 +978,7 @@ static void test_backend(kf_backend b, int argc, char **argv)
     test_memo(ctx, other);
     test_threads(ctx);
     test_fold_order(ctx, info.fp64);
+    test_narrow_abs(ctx);
     test_wide(ctx, &info);
     if (argc > 1) {
         for (int i = 1; i < argc; i++)

@@ -410,8 +410,9 @@ static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
     case KF_OP_ABS:
         if (fl)
             kf_sb_printf(o, "%s(%s)", fn, a[0]);
-        else if (sg)
-            kf_sb_printf(o, "(%s < 0 ? (%s)((%s)0 - (%s)%s) : %s)", a[0], T, U, U, a[0], a[0]);
+        else if (sg)   /* selected in U, then narrowed: NVIDIA's abs.s16 with a 16-bit
+                        * compare after it gave sign(abs(-32768)) = 2 (bench/diag/s31/abs16.cu) */
+            kf_sb_printf(o, "((%s)(%s < 0 ? (%s)0 - (%s)%s : (%s)%s))", T, a[0], U, U, a[0], U, a[0]);
         else
             kf_sb_puts(o, a[0]);
         break;
