@@ -710,6 +710,8 @@ static void test_fold_floats(void)
     kf_output(g, kf_binary(g, KF_OP_ADD, kf_binary(g, KF_OP_SUB, t, kf_lit_f(g, KF_F32, 0.0)), x), "d");
     kf_node e = kf_binary(g, KF_OP_SUB, s, s);
     kf_output(g, kf_binary(g, KF_OP_ADD, e, kf_lit_f(g, KF_F64, 2.0)), "e");
+    kf_node t0 = kf_take(g, x, kf_input(g, "i", KF_I32, 0, NULL));   /* rank 0, but gathered */
+    kf_output(g, kf_binary(g, KF_OP_ADD, kf_binary(g, KF_OP_SUB, t0, t0), kf_lit_f(g, KF_F32, 2.0)), "f");
     int before = kf_graph_num_nodes(g);
     kf_pipeline p;
     if (fuse(g, NULL, "dce", &p) == KF_OK) {
@@ -725,6 +727,8 @@ static void test_fold_floats(void)
         CHECK(kf_node_op(p.g, kf_graph_output(p.g, 2)) == KF_OP_SUB); /* rank 1: stays */
         kf_node e2 = kf_graph_output(p.g, 4);
         CHECK(kf_node_op(p.g, e2) == KF_OP_ADD && kf_node_op(p.g, p.g->nodes[e2].args[0]) == KF_OP_CONST);
+        kf_node f2 = kf_graph_output(p.g, 5);   /* x - x stays where x is a take: its index check */
+        CHECK(kf_node_op(p.g, f2) == KF_OP_ADD && kf_node_op(p.g, p.g->nodes[f2].args[0]) == KF_OP_SUB);
     }
     kf_pipeline_clear(&p);
     kf_graph_free(g);

@@ -261,15 +261,13 @@ static kf_node identity(const kf_graph *g, const kf_irnode *x, bool fast_math)
 
 /* -- The pass ---------------------------------------------------------------------- */
 
-/* The operand of x (old graph; q: x with operands in the new graph g) that
- * its identity or x - x -> 0 leaves out and that may hold a take: select's
- * other branch or its condition, x - x's x.  KF_NONE for the other rules,
- * which leave out only literals or keep what they unwrap. */
-static kf_node left_out(const kf_graph *g, const kf_irnode *x, const kf_irnode *q)
+/* The operand that select x's identity leaves out (x in the old graph, q:
+ * x with its operands in the new graph g): the other branch of a literal
+ * condition, else the condition between equal branches.  The other
+ * identities leave out only literals or keep what they unwrap. */
+static kf_node select_left_out(const kf_graph *g, const kf_irnode *x, const kf_irnode *q)
 {
-    if (x->op == KF_OP_SELECT)
-        return is_lit(g, q->args[0]) ? x->args[g->nodes[q->args[0]].lit.u ? 2 : 1] : x->args[0];
-    return x->op == KF_OP_SUB && q->args[0] == q->args[1] ? x->args[0] : KF_NONE;
+    return is_lit(g, q->args[0]) ? x->args[g->nodes[q->args[0]].lit.u ? 2 : 1] : x->args[0];
 }
 
 /* x - x -> 0 for a rank-0 float (fast_math only). */
@@ -327,11 +325,10 @@ kf_status kf_pass_fold(kf_pipeline *p)
             q.args[a] = rb.map[x->args[a]];
 
         kf_node r = identity(g, &q, p->opt.fast_math);
-        if (r == KF_NONE && p->opt.fast_math && self_sub(&q) && !rb.is_out[i])
+        if (r != KF_NONE && x->op == KF_OP_SELECT && takes[select_left_out(g, x, &q)])
+            r = KF_NONE;   /* rule 6 */
+        if (r == KF_NONE && p->opt.fast_math && self_sub(&q) && !rb.is_out[i] && !takes[x->args[0]])
             r = kf_rebuild_lit(&rb, (kf_dtype)q.dtype, (kf_lit){ .f = 0.0 });
-        kf_node lo = r != KF_NONE ? left_out(g, x, &q) : KF_NONE;
-        if (lo != KF_NONE && takes[lo])
-            r = KF_NONE;
         if (r == KF_NONE && !rb.is_out[i] && foldable(g, &q)) {
             kf_lit v;
             bool ok;
