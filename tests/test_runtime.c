@@ -431,15 +431,18 @@ static void test_fold_order(kf_context *ctx, bool fp64)
     kf_program_free(sum64);
 }
 
-/* Every i8 and i16 value through abs and ops that compare its result,
- * against the interpreter: the IR's abs wraps (abs(-32768) is -32768),
- * and NVIDIA's abs.s16 followed by a 16-bit compare once gave
- * sign(abs(-32768)) = 2 (bench/diag/s31/abs16.cu). */
-static void test_narrow_abs(kf_context *ctx)
+/* Every i8 and i16 value through abs and neg and ops that compare their
+ * results, against the interpreter: the IR's abs and neg wrap (abs(-32768)
+ * and neg(-32768) are -32768), and NVIDIA's abs.s16 followed by a 16-bit
+ * compare gave sign(abs(-32768)) = 2 (bench/diag/s31/abs16.cu); neg.s16
+ * compiles the same way. */
+static void test_narrow_ints(kf_context *ctx)
 {
     static const char *const src[] = {
-        "kfuse 1\ngraph a16(x: i16[n]) -> (s, c) {\n  y = abs x\n  s = sign y\n  c = lt y, 0\n}\n",
-        "kfuse 1\ngraph a8(x: i8[n]) -> (s, c) {\n  y = abs x\n  s = sign y\n  c = lt y, 0\n}\n",
+        "kfuse 1\ngraph a16(x: i16[n]) -> (s, c, t) {\n  y = abs x\n  s = sign y\n  c = lt y, 0\n"
+        "  t = sign (neg x)\n}\n",
+        "kfuse 1\ngraph a8(x: i8[n]) -> (s, c, t) {\n  y = abs x\n  s = sign y\n  c = lt y, 0\n"
+        "  t = sign (neg x)\n}\n",
     };
     for (int w = 0; w < 2; w++) {
         kf_module *m = NULL;
@@ -452,19 +455,20 @@ static void test_narrow_abs(kf_context *ctx)
             else
                 ((int8_t *)in.data)[i] = (int8_t)(i - 128);
         }
-        kf_host_array got[2], want[2];
+        kf_host_array got[3], want[3];
         memset(got, 0, sizeof got);
         memset(want, 0, sizeof want);
         char err[256];
-        bool ok = p && in.data && kf_interpret(kf_module_graph(m, 0), &in, 1, want, 2, err, sizeof err) == KF_OK;
-        ok = ok && kf_run_host(p, &in, 1, NULL, 0, got, 2, NULL) == KF_OK;
+        bool ok = p && in.data && kf_interpret(kf_module_graph(m, 0), &in, 1, want, 3, err, sizeof err) == KF_OK;
+        ok = ok && kf_run_host(p, &in, 1, NULL, 0, got, 3, NULL) == KF_OK;
         CHECK_MSG(ok, "%s: %s", w == 0 ? "i16" : "i8", kf_context_error(ctx));
-        for (int j = 0; ok && j < 2; j++) {
+        static const char *const what[] = { "sign (abs x)", "lt (abs x), 0", "sign (neg x)" };
+        for (int j = 0; ok && j < 3; j++) {
             int64_t first = -1, bad = kf_rg_compare(kf_module_graph(m, 0), j, got[j].data, &want[j], n, &first);
-            CHECK_MSG(bad == 0, "%s abs then %s: %lld of %lld differ, first x = %lld", w == 0 ? "i16" : "i8",
-                      j == 0 ? "sign" : "lt 0", (long long)bad, (long long)n, (long long)(first - n / 2));
+            CHECK_MSG(bad == 0, "%s %s: %lld of %lld differ, first x = %lld", w == 0 ? "i16" : "i8", what[j],
+                      (long long)bad, (long long)n, (long long)(first - n / 2));
         }
-        for (int j = 0; j < 2; j++) {
+        for (int j = 0; j < 3; j++) {
             kf_free(got[j].data);
             kf_free(want[j].data);
         }
@@ -978,7 +982,7 @@ static void test_backend(kf_backend b, int argc, char **argv)
     test_memo(ctx, other);
     test_threads(ctx);
     test_fold_order(ctx, info.fp64);
-    test_narrow_abs(ctx);
+    test_narrow_ints(ctx);
     test_wide(ctx, &info);
     if (argc > 1) {
         for (int i = 1; i < argc; i++)

@@ -404,6 +404,9 @@ static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
     case KF_OP_NEG:
         if (fl)
             kf_sb_printf(o, "(-%s)", a[0]);
+        else if (sg && bits == 16)   /* not 0 - x: NVIDIA's neg.s16, like abs.s16 below (SASS: no
+                                      * narrowing before a compare); x * -1 for x != 0 narrows */
+            kf_sb_printf(o, "((%s)((%s)%s * (%s == 0 ? (%s)0 : ~(%s)0)))", T, U, a[0], a[0], U, U);
         else
             kf_sb_printf(o, "((%s)((%s)0 - (%s)%s))", T, U, U, a[0]);
         break;
