@@ -54,12 +54,13 @@ int64_t kf_rg_sym_value(const kf_rg_sizes *sizes, const char *sym);
  * for bit (any NaN matching any NaN).  Otherwise the output is within a few
  * ulp of coarsest, the least precise float dtype on its paths (KF_F64 when
  * none), unless a step enlarges such a difference: a float cast to an
- * integer or compared, or (f32_sum) a sum, prod or mean of f16, bf16 or
- * f32 elements, which the backends accumulate in f32 where the
- * interpreter's double may not overflow (docs/codegen.md). */
+ * integer or compared, or (fsum) a float sum, prod or mean, which the
+ * backends accumulate in their own order (in f32 for f16, bf16 and f32,
+ * docs/codegen.md), so that a partial result may overflow where the
+ * interpreter's row-major double does not (0 * inf: NaN against 0). */
 typedef struct kf_rg_dep {
     bool exact;
-    bool f32_sum;
+    bool fsum;
     kf_dtype coarsest;
 } kf_rg_dep;
 kf_rg_dep kf_rg_output_dep(const kf_graph *g, int j);
@@ -68,11 +69,13 @@ kf_rg_dep kf_rg_output_dep(const kf_graph *g, int j);
  * interpreter's (want), by what the output depends on: an exact output bit
  * for bit (any NaN matching any NaN); an inexact float output within
  * rt_tol of its coarsest dtype relative to |want| plus the output's largest
- * finite |want|, and, below an f32 sum, also where one side is not finite;
- * an inexact integer or bool output bit for bit in all but one element in
- * 64 (rounded up): a last-bit difference upstream flips an integer only at
- * a boundary, where an unwritten or wrong output differs almost
- * everywhere.  *bad1: the first mismatch. */
+ * finite |want|, and, below a float sum, also where one side is not finite;
+ * an inexact integer or bool output bit for bit but in up to n / 8 + 1
+ * elements, each one step off modulo its width: a last-bit difference
+ * upstream moves a cast or a comparison by one step at a boundary (erf
+ * saturating to 1 in f32 near 4, then cast to i8, on some elements; a
+ * u32 flipped from 1 to 0 before a neg), where an unwritten or wrong
+ * output differs almost everywhere.  *bad1: the first mismatch. */
 int64_t kf_rg_compare(const kf_graph *g, int j, const void *got, const kf_host_array *want, int64_t n,
                       int64_t *bad1);
 
