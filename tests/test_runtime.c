@@ -431,46 +431,64 @@ static void test_fold_order(kf_context *ctx, bool fp64)
     kf_program_free(sum64);
 }
 
-/* Every i8 and i16 value through abs and neg and ops that compare their
- * results, against the interpreter: the IR's abs and neg wrap (abs(-32768)
- * and neg(-32768) are -32768), and NVIDIA's abs.s16 followed by a 16-bit
- * compare gave sign(abs(-32768)) = 2 (bench/diag/s31/abs16.cu); neg.s16
- * compiles the same way. */
+/* Every value of each 8- and 16-bit integer dtype x, against y in {0, 1,
+ * -1, MIN, MAX, 2, 7, 15, 16}, through every integer op and then sign (a
+ * compare each way), against the interpreter: the IR's integer ops wrap,
+ * and NVIDIA's compiler handed 16-bit results to 32-bit compares without
+ * narrowing them (sign(abs(-32768)) was 2: bench/diag/s31/abs16.cu). */
 static void test_narrow_ints(kf_context *ctx)
 {
-    static const char *const src[] = {
-        "kfuse 1\ngraph a16(x: i16[n]) -> (s, c, t) {\n  y = abs x\n  s = sign y\n  c = lt y, 0\n"
-        "  t = sign (neg x)\n}\n",
-        "kfuse 1\ngraph a8(x: i8[n]) -> (s, c, t) {\n  y = abs x\n  s = sign y\n  c = lt y, 0\n"
-        "  t = sign (neg x)\n}\n",
-    };
-    for (int w = 0; w < 2; w++) {
+    static const kf_dtype types[] = { KF_I16, KF_I8, KF_U16, KF_U8 };
+    static const char *const un[] = { "abs", "neg", "not", "sign" };
+    static const char *const bin[] = { "add", "sub", "mul", "div", "mod", "min",
+                                       "max", "shl", "shr", "and", "or",  "xor" };
+    enum { NU = 4, NB = 12, NO = NU + NB };
+    static const int64_t ys[] = { 0, 1, -1, INT64_MIN, INT64_MAX, 2, 7, 15, 16 };
+    for (size_t w = 0; w < sizeof types / sizeof types[0]; w++) {
+        kf_dtype t = types[w];
+        const char *tn = kf_dtype_name(t);
+        unsigned bits = (unsigned)kf_dtype_size(t) * 8;
+        char src[2048];
+        int len = snprintf(src, sizeof src, "kfuse 1\ngraph narrow(x: %s[n], y: %s) -> (", tn, tn);
+        for (int j = 0; j < NO; j++)
+            len += snprintf(src + len, sizeof src - (size_t)len, "%so%d", j ? ", " : "", j);
+        len += snprintf(src + len, sizeof src - (size_t)len, ") {\n");
+        for (int j = 0; j < NO; j++)
+            len += j < NU ? snprintf(src + len, sizeof src - (size_t)len, "  o%d = sign (%s x)\n", j, un[j])
+                          : snprintf(src + len, sizeof src - (size_t)len, "  o%d = sign (%s x, y)\n", j, bin[j - NU]);
+        snprintf(src + len, sizeof src - (size_t)len, "}\n");
         kf_module *m = NULL;
-        kf_program *p = text_program(ctx, src[w], &m);
-        int64_t n = w == 0 ? 65536 : 256;
-        kf_host_array in = { .data = malloc((size_t)n * 2), .dtype = w == 0 ? KF_I16 : KF_I8, .rank = 1, .shape = { n } };
-        for (int64_t i = 0; in.data && i < n; i++) {
-            if (w == 0)
-                ((int16_t *)in.data)[i] = (int16_t)(i - 32768);
-            else
-                ((int8_t *)in.data)[i] = (int8_t)(i - 128);
-        }
-        kf_host_array got[3], want[3];
-        memset(got, 0, sizeof got);
-        memset(want, 0, sizeof want);
-        char err[256];
-        bool ok = p && in.data && kf_interpret(kf_module_graph(m, 0), &in, 1, want, 3, err, sizeof err) == KF_OK;
-        ok = ok && kf_run_host(p, &in, 1, NULL, 0, got, 3, NULL) == KF_OK;
-        CHECK_MSG(ok, "%s: %s", w == 0 ? "i16" : "i8", kf_context_error(ctx));
-        static const char *const what[] = { "sign (abs x)", "lt (abs x), 0", "sign (neg x)" };
-        for (int j = 0; ok && j < 3; j++) {
-            int64_t first = -1, bad = kf_rg_compare(kf_module_graph(m, 0), j, got[j].data, &want[j], n, &first);
-            CHECK_MSG(bad == 0, "%s %s: %lld of %lld differ, first x = %lld", w == 0 ? "i16" : "i8", what[j],
-                      (long long)bad, (long long)n, (long long)(first - n / 2));
-        }
-        for (int j = 0; j < 3; j++) {
-            kf_free(got[j].data);
-            kf_free(want[j].data);
+        kf_program *p = text_program(ctx, src, &m);
+        int64_t n = (int64_t)1 << bits;
+        bool sg = kf_dt_is_sint(t);
+        kf_host_array in = { .data = malloc((size_t)n * 2), .dtype = t, .rank = 1, .shape = { n } };
+        for (int64_t i = 0; in.data && i < n; i++)   /* every bit pattern */
+            memcpy((char *)in.data + i * (bits / 8), &i, bits / 8);
+        for (size_t k = 0; p && in.data && k < sizeof ys / sizeof ys[0]; k++) {
+            /* y: the value in the dtype (MIN and MAX of the dtype, -1 as all ones) */
+            int64_t yv = ys[k] == INT64_MIN ? (sg ? -(INT64_C(1) << (bits - 1)) : 0)
+                       : ys[k] == INT64_MAX ? (sg ? (INT64_C(1) << (bits - 1)) - 1 : (INT64_C(1) << bits) - 1)
+                                            : ys[k];
+            uint64_t ybits = (uint64_t)yv;
+            kf_host_array yin = { .data = &ybits, .dtype = t, .rank = 0 }, ins[2] = { in, yin };
+            const void *sc[1] = { &ybits };   /* little-endian: the low bytes are the value */
+            kf_host_array got[NO], want[NO];
+            memset(got, 0, sizeof got);
+            memset(want, 0, sizeof want);
+            char err[256];
+            bool ok = kf_interpret(kf_module_graph(m, 0), ins, 2, want, NO, err, sizeof err) == KF_OK;
+            ok = ok && kf_run_host(p, &in, 1, sc, 1, got, NO, NULL) == KF_OK;
+            CHECK_MSG(ok, "%s, y = %lld: %s", tn, (long long)yv, ok ? "" : kf_context_error(ctx));
+            for (int j = 0; ok && j < NO; j++) {
+                int64_t first = -1, bad = kf_rg_compare(kf_module_graph(m, 0), j, got[j].data, &want[j], n, &first);
+                CHECK_MSG(bad == 0, "%s sign (%s x%s), y = %lld: %lld of %lld differ, first at bits %lld", tn,
+                          j < NU ? un[j] : bin[j - NU], j < NU ? "" : ", y", (long long)yv, (long long)bad,
+                          (long long)n, (long long)first);
+            }
+            for (int j = 0; j < NO; j++) {
+                kf_free(got[j].data);
+                kf_free(want[j].data);
+            }
         }
         free(in.data);
         kf_program_free(p);
