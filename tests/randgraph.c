@@ -552,14 +552,15 @@ static void put_int(kf_dtype t, void *p, int64_t i, uint64_t bits)
     }
 }
 
-/* The length of the array input n indexes through a take, or -1. */
+/* The length of the array input n indexes through a take, or -1 (with sz
+ * NULL: 0 for a symbolic length, to ask only whether n is an index). */
 static int64_t take_len(const kf_graph *g, kf_node n, const kf_rg_sizes *sz)
 {
     for (int i = 0; i < g->nnodes; i++) {
         const kf_irnode *x = &g->nodes[i];
         if (x->op == KF_OP_TAKE && x->args[1] == n) {
             int64_t d = g->nodes[x->args[0]].dims[0];
-            return d >= 0 ? d : kf_rg_sym_value(sz, g->syms[KF_IR_SYM_INDEX(d)]);
+            return d >= 0 ? d : sz ? kf_rg_sym_value(sz, g->syms[KF_IR_SYM_INDEX(d)]) : 0;
         }
     }
     return -1;
@@ -587,7 +588,7 @@ void kf_rg_specials(const kf_graph *g, int i, kf_host_array *a, uint64_t seed)
 {
     kf_node n = kf_graph_input(g, i);
     kf_dtype t = a->dtype;
-    if (t == KF_BOOL || take_len(g, n, &(kf_rg_sizes){ 0, 0, 0 }) >= 0)
+    if (t == KF_BOOL || take_len(g, n, NULL) >= 0)
         return;
     int64_t numel = 1;
     for (int d = 0; d < a->rank; d++)
