@@ -351,6 +351,7 @@ typedef struct nvjob {
     int worker;
     int r;                /* nvrtcResult; -1 when no result came back */
     bool warned, empty;
+    bool s16;             /* the PTX holds neg.s16 or abs.s16 */
     char *log;            /* owned, kept on failure or warning */
 } nvjob;
 
@@ -405,6 +406,10 @@ static void nv_run(nvjob *j)
         else
             nvrtcGetCUBINSize(prog, &n);
         j->empty = n == 0;
+        char *ptx = j->ptx && n ? malloc(n) : NULL;
+        if (ptx && nvrtcGetPTX(prog, ptx) == NVRTC_SUCCESS)
+            j->s16 = strstr(ptx, "neg.s16") || strstr(ptx, "abs.s16");
+        free(ptx);
     }
     nvrtcDestroyProgram(&prog);
 }
@@ -412,7 +417,7 @@ static void nv_run(nvjob *j)
 /* Record of one job in a worker's file: index, result, flags, log. */
 static void nv_put(FILE *f, int i, const nvjob *j)
 {
-    int v[4] = { i, j->r, j->warned, j->empty };
+    int v[5] = { i, j->r, j->warned, j->empty, j->s16 };
     size_t ll = j->log ? strlen(j->log) : 0;
     fwrite(v, sizeof v, 1, f);
     fwrite(&ll, sizeof ll, 1, f);
@@ -463,7 +468,7 @@ static void nv_wait(void)
             waitpid(nvpid[w], &st, 0);
             CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "NVRTC worker %d died (status %d)", w, st);
             rewind(nvout[w]);
-            int v[4];
+            int v[5];
             size_t ll;
             while (fread(v, sizeof v, 1, nvout[w]) == 1 && fread(&ll, sizeof ll, 1, nvout[w]) == 1) {
                 if (v[0] < 0 || v[0] >= nnvjobs)
@@ -472,6 +477,7 @@ static void nv_wait(void)
                 j->r = v[1];
                 j->warned = v[2];
                 j->empty = v[3];
+                j->s16 = v[4];
                 if (ll) {
                     j->log = malloc(ll + 1);
                     if (j->log && fread(j->log, 1, ll, nvout[w]) == ll)
@@ -493,6 +499,8 @@ static void nv_report(void)
         CHECK_MSG(j->r == NVRTC_SUCCESS && !j->warned && !j->empty, "NVRTC %s (%s): %s%s%s", j->what, j->opt,
                   j->r < 0 ? "no result" : nvrtcGetErrorString((nvrtcResult)j->r), j->warned ? ", with warnings" : "",
                   j->empty ? ", empty output" : "");
+        /* ptxas compares and widens their sign-extended result unnarrowed (docs/codegen.md) */
+        CHECK_MSG(!j->s16, "NVRTC %s (%s): the PTX holds neg.s16 or abs.s16", j->what, j->opt);
         if (j->log && j->src) {
             fprintf(stderr, "%s\n", j->log);
             show_log_lines(j->src, j->log, "kfuse.cu(");

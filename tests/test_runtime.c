@@ -431,65 +431,93 @@ static void test_fold_order(kf_context *ctx, bool fp64)
     kf_program_free(sum64);
 }
 
-/* Every value of each 8- and 16-bit integer dtype x, against y in {0, 1,
- * -1, MIN, MAX, 2, 7, 15, 16}, through every integer op and then sign (a
- * compare each way), against the interpreter: the IR's integer ops wrap,
- * and NVIDIA's compiler handed 16-bit results to 32-bit compares without
- * narrowing them (sign(abs(-32768)) was 2: bench/diag/s31/abs16.cu). */
+/* Every value of each 8- and 16-bit integer dtype x through every integer
+ * op, against y in {0, 1, -1, MIN, MAX, 2, 7, 15, 16} at run time (x op y
+ * and y op x) and against literals (x op c and c op x, c in {0, 1, -1, 2,
+ * -2, MIN, MAX}), then sign (a compare each way) or a widening cast,
+ * against the interpreter: the IR's integer ops wrap, and NVIDIA's
+ * compilers handed 16-bit negations to 32-bit compares without narrowing
+ * them (sign(abs(-32768)) was 2: bench/diag/s31/abs16.cu; docs/codegen.md). */
+enum { NARROW_MAX = 256 };
+
 static void test_narrow_ints(kf_context *ctx)
 {
     static const kf_dtype types[] = { KF_I16, KF_I8, KF_U16, KF_U8 };
     static const char *const un[] = { "abs", "neg", "not", "sign" };
     static const char *const bin[] = { "add", "sub", "mul", "div", "mod", "min",
                                        "max", "shl", "shr", "and", "or",  "xor" };
-    enum { NU = 4, NB = 12, NO = NU + NB };
     static const int64_t ys[] = { 0, 1, -1, INT64_MIN, INT64_MAX, 2, 7, 15, 16 };
+    static const int64_t lits[] = { 0, 1, -1, 2, -2, INT64_MIN, INT64_MAX };
+    enum { NU = 4, NB = 12, NY = sizeof ys / sizeof ys[0], NL = sizeof lits / sizeof lits[0] };
     for (size_t w = 0; w < sizeof types / sizeof types[0]; w++) {
         kf_dtype t = types[w];
         const char *tn = kf_dtype_name(t);
         unsigned bits = (unsigned)kf_dtype_size(t) * 8;
-        char src[2048];
-        int len = snprintf(src, sizeof src, "kfuse 1\ngraph narrow(x: %s[n], y: %s) -> (", tn, tn);
-        for (int j = 0; j < NO; j++)
-            len += snprintf(src + len, sizeof src - (size_t)len, "%so%d", j ? ", " : "", j);
-        len += snprintf(src + len, sizeof src - (size_t)len, ") {\n");
-        for (int j = 0; j < NO; j++)
-            len += j < NU ? snprintf(src + len, sizeof src - (size_t)len, "  o%d = sign (%s x)\n", j, un[j])
-                          : snprintf(src + len, sizeof src - (size_t)len, "  o%d = sign (%s x, y)\n", j, bin[j - NU]);
-        snprintf(src + len, sizeof src - (size_t)len, "}\n");
-        kf_module *m = NULL;
-        kf_program *p = text_program(ctx, src, &m);
-        int64_t n = (int64_t)1 << bits;
         bool sg = kf_dt_is_sint(t);
+        /* v in the dtype: MIN and MAX of the dtype, negative values of unsigned ones modulo 2^bits */
+        #define NARROW_VALUE(v) ((v) == INT64_MIN ? (sg ? -(INT64_C(1) << (bits - 1)) : 0) \
+                               : (v) == INT64_MAX ? (sg ? (INT64_C(1) << (bits - 1)) - 1 : (INT64_C(1) << bits) - 1) \
+                               : (v) < 0 && !sg ? (v) + (INT64_C(1) << bits) : (v))
+        kf_strbuf src = KF_STRBUF_INIT, body = KF_STRBUF_INIT;
+        char label[NARROW_MAX][48];
+        int no = 0;
+        for (int j = 0; j < NU; j++) {
+            snprintf(label[no], sizeof label[0], "sign (%s x)", un[j]);
+            kf_sb_printf(&body, "  o%d = sign (%s x)\n", no++, un[j]);
+            snprintf(label[no], sizeof label[0], "cast (%s x), i32", un[j]);
+            kf_sb_printf(&body, "  o%d = cast (%s x), i32\n", no++, un[j]);
+        }
+        for (int j = 0; j < NB; j++) {
+            snprintf(label[no], sizeof label[0], "sign (%s x, y)", bin[j]);
+            kf_sb_printf(&body, "  o%d = sign (%s x, y)\n", no++, bin[j]);
+            snprintf(label[no], sizeof label[0], "sign (%s y, x)", bin[j]);
+            kf_sb_printf(&body, "  o%d = sign (%s y, x)\n", no++, bin[j]);
+            snprintf(label[no], sizeof label[0], "cast (%s x, y), i32", bin[j]);
+            kf_sb_printf(&body, "  o%d = cast (%s x, y), i32\n", no++, bin[j]);
+            for (int k = 0; k < NL; k++) {
+                long long c = (long long)NARROW_VALUE(lits[k]);
+                snprintf(label[no], sizeof label[0], "sign (%s x, %lld)", bin[j], c);
+                kf_sb_printf(&body, "  o%d = sign (%s x, %lld)\n", no++, bin[j], c);
+                snprintf(label[no], sizeof label[0], "sign (%s %lld, x)", bin[j], c);
+                kf_sb_printf(&body, "  o%d = sign (%s %lld, x)\n", no++, bin[j], c);
+            }
+        }
+        kf_sb_printf(&src, "kfuse 1\ngraph narrow(x: %s[n], y: %s) -> (", tn, tn);
+        for (int j = 0; j < no; j++)
+            kf_sb_printf(&src, "%so%d", j ? ", " : "", j);
+        kf_sb_printf(&src, ") {\n%s}\n", kf_sb_str(&body));
+        CHECK(no <= NARROW_MAX && !kf_sb_failed(&src));
+        kf_module *m = NULL;
+        kf_program *p = text_program(ctx, kf_sb_str(&src), &m);
+        kf_sb_free(&src);
+        kf_sb_free(&body);
+        int64_t n = (int64_t)1 << bits;
         kf_host_array in = { .data = malloc((size_t)n * 2), .dtype = t, .rank = 1, .shape = { n } };
         for (int64_t i = 0; in.data && i < n; i++)   /* every bit pattern */
             memcpy((char *)in.data + i * (bits / 8), &i, bits / 8);
-        for (size_t k = 0; p && in.data && k < sizeof ys / sizeof ys[0]; k++) {
-            /* y: the value in the dtype (MIN and MAX of the dtype, -1 as all ones) */
-            int64_t yv = ys[k] == INT64_MIN ? (sg ? -(INT64_C(1) << (bits - 1)) : 0)
-                       : ys[k] == INT64_MAX ? (sg ? (INT64_C(1) << (bits - 1)) - 1 : (INT64_C(1) << bits) - 1)
-                                            : ys[k];
-            uint64_t ybits = (uint64_t)yv;
+        kf_host_array *got = calloc(NARROW_MAX, sizeof *got), *want = calloc(NARROW_MAX, sizeof *want);
+        for (int k = 0; p && in.data && got && want && k < NY; k++) {
+            uint64_t ybits = (uint64_t)NARROW_VALUE(ys[k]);   /* little-endian: the low bytes are the value */
             kf_host_array yin = { .data = &ybits, .dtype = t, .rank = 0 }, ins[2] = { in, yin };
-            const void *sc[1] = { &ybits };   /* little-endian: the low bytes are the value */
-            kf_host_array got[NO], want[NO];
-            memset(got, 0, sizeof got);
-            memset(want, 0, sizeof want);
+            const void *sc[1] = { &ybits };
             char err[256];
-            bool ok = kf_interpret(kf_module_graph(m, 0), ins, 2, want, NO, err, sizeof err) == KF_OK;
-            ok = ok && kf_run_host(p, &in, 1, sc, 1, got, NO, NULL) == KF_OK;
-            CHECK_MSG(ok, "%s, y = %lld: %s", tn, (long long)yv, ok ? "" : kf_context_error(ctx));
-            for (int j = 0; ok && j < NO; j++) {
+            bool ok = kf_interpret(kf_module_graph(m, 0), ins, 2, want, no, err, sizeof err) == KF_OK;
+            ok = ok && kf_run_host(p, &in, 1, sc, 1, got, no, NULL) == KF_OK;
+            CHECK_MSG(ok, "%s, y = %lld: %s", tn, (long long)ybits, ok ? "" : kf_context_error(ctx));
+            for (int j = 0; ok && j < no; j++) {
                 int64_t first = -1, bad = kf_rg_compare(kf_module_graph(m, 0), j, got[j].data, &want[j], n, &first);
-                CHECK_MSG(bad == 0, "%s sign (%s x%s), y = %lld: %lld of %lld differ, first at bits %lld", tn,
-                          j < NU ? un[j] : bin[j - NU], j < NU ? "" : ", y", (long long)yv, (long long)bad,
-                          (long long)n, (long long)first);
+                CHECK_MSG(bad == 0, "%s %s, y = %lld: %lld of %lld differ, first at bits %lld", tn, label[j],
+                          (long long)ybits, (long long)bad, (long long)n, (long long)first);
             }
-            for (int j = 0; j < NO; j++) {
+            for (int j = 0; j < no; j++) {
                 kf_free(got[j].data);
                 kf_free(want[j].data);
+                got[j].data = want[j].data = NULL;
             }
         }
+        #undef NARROW_VALUE
+        free(got);
+        free(want);
         free(in.data);
         kf_program_free(p);
         kf_module_free(m);

@@ -22,6 +22,7 @@ enum {
     H_F2I,  /* + prec * 8 + int index */
     H_TRIG = H_F2I + 16, /* + TRIG_*: f32 sin, cos, tan, sincos with the long path out of line */
     H_NEXT = H_TRIG + 4, /* KF_NEXT, the step of the elementwise loops */
+    H_KEEP32,            /* kf_keep32, see narrow() */
     H_COUNT
 };
 
@@ -377,6 +378,31 @@ _Static_assert(KF_OP_LE == KF_OP_LT + 1 && KF_OP_GT == KF_OP_LT + 2 && KF_OP_GE 
                    KF_OP_EQ == KF_OP_LT + 4 && KF_OP_NE == KF_OP_LT + 5,
                "ew_expr indexes the comparisons from KF_OP_LT in ops.def order");
 
+/* The compiler takes inline PTX: always for CUDA, for NVIDIA's OpenCL. */
+static bool has_ptx(const E *e) { return e->target == KF_TARGET_CUDA || (e->caps && e->caps->ptx); }
+
+/* Integer arithmetic s, computed in 32 or 64 bits, as dtype T of `bits`.
+ * Where the compiler takes inline PTX, an 8- or 16-bit result first passes
+ * kf_keep32, an empty PTX move that LLVM cannot see through, so the
+ * arithmetic stays 32-bit.  Narrowed by LLVM, a negation became PTX neg.s16
+ * (abs.s16 from a select), which ptxas lowers on the sign-extended register
+ * and then compares or widens without narrowing: on an H200
+ * sign(-(-32768)) was 1 and sign(abs(-32768)) 2 in CUDA
+ * (bench/diag/s31/abs16.cu), sign(-32768 / -1) 1 in NVIDIA's OpenCL.  LLVM
+ * finds a negation in many forms (0 - x, x * -1, ~x + 1, x / -2,
+ * c - (x + c), across nodes too), so every narrow result is kept. */
+static bool keeps(const E *e, unsigned bits) { return bits <= 16 && has_ptx(e); }
+
+static void narrow(E *e, kf_strbuf *o, const char *T, unsigned bits, const char *s)
+{
+    if (keeps(e, bits)) {
+        use(e, H_KEEP32);
+        kf_sb_printf(o, "((%s)kf_keep32((%s)(%s)))", T, U32(e), s);
+    } else {
+        kf_sb_printf(o, "((%s)(%s))", T, s);
+    }
+}
+
 /* The expression of elementwise node x from operand texts a[]. */
 static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
 {
@@ -404,19 +430,18 @@ static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
     case KF_OP_NEG:
         if (fl)
             kf_sb_printf(o, "(-%s)", a[0]);
-        else if (sg && bits == 16)   /* not 0 - x: NVIDIA's neg.s16, like abs.s16 below (SASS: no
-                                      * narrowing before a compare); x * -1 for x != 0 narrows */
-            kf_sb_printf(o, "((%s)((%s)%s * (%s == 0 ? (%s)0 : ~(%s)0)))", T, U, a[0], a[0], U, U);
-        else
-            kf_sb_printf(o, "((%s)((%s)0 - (%s)%s))", T, U, U, a[0]);
+        else {
+            kf_sb_printf(&tmp, "(%s)0 - (%s)%s", U, U, a[0]);
+            narrow(e, o, T, bits, kf_sb_str(&tmp));
+        }
         break;
     case KF_OP_ABS:
-        if (fl)
+        if (fl) {
             kf_sb_printf(o, "%s(%s)", fn, a[0]);
-        else if (sg)   /* selected in U, then narrowed: NVIDIA's abs.s16 with a 16-bit
-                        * compare after it gave sign(abs(-32768)) = 2 (bench/diag/s31/abs16.cu) */
-            kf_sb_printf(o, "((%s)(%s < 0 ? (%s)0 - (%s)%s : (%s)%s))", T, a[0], U, U, a[0], U, a[0]);
-        else
+        } else if (sg) {   /* selected in U, then narrowed */
+            kf_sb_printf(&tmp, "%s < 0 ? (%s)0 - (%s)%s : (%s)%s", a[0], U, U, a[0], U, a[0]);
+            narrow(e, o, T, bits, kf_sb_str(&tmp));
+        } else
             kf_sb_puts(o, a[0]);
         break;
     case KF_OP_SIGN:
@@ -459,26 +484,37 @@ static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
             bin(o, b, a[0], a[1]);
         } else {
             const char *c = op == KF_OP_ADD ? "+" : op == KF_OP_SUB ? "-" : "*";
-            kf_sb_printf(o, "((%s)((%s)%s %s (%s)%s))", T, U, a[0], c, U, a[1]);
+            kf_sb_printf(&tmp, "(%s)%s %s (%s)%s", U, a[0], c, U, a[1]);
+            narrow(e, o, T, bits, kf_sb_str(&tmp));
         }
         break;
     }
-    case KF_OP_DIV:
-        if (fl)
+    case KF_OP_DIV: case KF_OP_MOD:
+        if (fl && op == KF_OP_DIV) {
             bin(o, &sp->fdiv[p], a[0], a[1]);
-        else if (sg) /* x / 0 = 0; MIN / -1 wraps to MIN */
-            kf_sb_printf(o, "(%s == 0 ? (%s)0 : %s == -1 ? (%s)((%s)0 - (%s)%s) : (%s)(%s / %s))", a[1], T, a[1], T, U, U,
-                         a[0], T, a[0], a[1]);
-        else
-            kf_sb_printf(o, "(%s == 0 ? (%s)0 : (%s)(%s / %s))", a[1], T, T, a[0], a[1]);
-        break;
-    case KF_OP_MOD:
-        if (fl)
+        } else if (fl) {
             kf_sb_printf(o, "%s(%s, %s)", fn, a[0], a[1]);
-        else if (sg) /* x % 0 = 0; x % -1 = 0 (MIN % -1 is undefined in C) */
-            kf_sb_printf(o, "(%s == 0 || %s == -1 ? (%s)0 : (%s)(%s %% %s))", a[1], a[1], T, T, a[0], a[1]);
-        else
-            kf_sb_printf(o, "(%s == 0 ? (%s)0 : (%s)(%s %% %s))", a[1], T, T, a[0], a[1]);
+        } else {   /* by 0: 0; signed by -1: MIN / -1 wraps to MIN, x % -1 = 0 (undefined in C for MIN) */
+            bool div = op == KF_OP_DIV;
+            kf_sb_printf(o, "(%s == 0 ? (%s)0 : ", a[1], T);
+            if (sg && div) {
+                kf_sb_printf(o, "%s == -1 ? ", a[1]);
+                kf_sb_printf(&tmp, "(%s)0 - (%s)%s", U, U, a[0]);
+                narrow(e, o, T, bits, kf_sb_str(&tmp));
+                kf_sb_puts(o, " : ");
+            } else if (sg) {
+                kf_sb_printf(o, "%s == -1 ? (%s)0 : ", a[1], T);
+            }
+            if (keeps(e, bits)) {   /* and its operands: LLVM divides 16-bit ones in 16 bits (x / -2: neg.s16) */
+                const char *W = sp->types[sg ? KF_I32 : KF_U32];
+                kf_sb_printf(&tmp2, "(%s)kf_keep32((%s)%s) %s (%s)kf_keep32((%s)%s)", W, U, a[0], div ? "/" : "%", W, U,
+                             a[1]);
+            } else {
+                kf_sb_printf(&tmp2, "%s %s %s", a[0], div ? "/" : "%", a[1]);
+            }
+            narrow(e, o, T, bits, kf_sb_str(&tmp2));
+            kf_sb_putc(o, ')');
+        }
         break;
     case KF_OP_POW: case KF_OP_ATAN2: case KF_OP_HYPOT:
         kf_sb_printf(o, "%s(%s, %s)", fn, a[0], a[1]);
@@ -2246,8 +2282,7 @@ static void block_reduce(E *e)
  * mem_fence, whose fence covers the device. */
 static const char *fence(const E *e)
 {
-    bool ptx = e->target == KF_TARGET_OPENCL && e->caps && e->caps->ptx;
-    return ptx ? "asm volatile(\"membar.gl;\" ::: \"memory\")" : e->sp->fence;
+    return e->target == KF_TARGET_OPENCL && has_ptx(e) ? "asm volatile(\"membar.gl;\" ::: \"memory\")" : e->sp->fence;
 }
 
 /* Append what f emits, every line but preprocessor ones indented by ind
@@ -2755,6 +2790,12 @@ static void emit_helpers(E *e, kf_strbuf *o)
         case H_FMAX32: case H_FMAX64: helper_fminmax(e, o, h - H_FMAX32, false); break;
         case H_TRIG + TRIG_SIN: case H_TRIG + TRIG_COS: case H_TRIG + TRIG_TAN: case H_TRIG + TRIG_SINCOS:
             helper_trig(e, o, h - H_TRIG);
+            break;
+        case H_KEEP32:
+            kf_sb_printf(o, "/* An empty move that the compiler cannot see through: the arithmetic of 8- and\n"
+                            " * 16-bit integers stays 32-bit (docs/codegen.md) */\n"
+                            "%s %s kf_keep32(%s v)\n{\n    %s r;\n    asm(\"mov.b32 %%0, %%1;\" : \"=r\"(r) : \"r\"(v));\n"
+                            "    return r;\n}\n", sp->fn, U, U, U);
             break;
         case H_NEXT:
             kf_sb_puts(o, "/* The step of the elementwise loops: one grid further, or the end when\n"
