@@ -56,8 +56,9 @@ int64_t kf_rg_sym_value(const kf_rg_sizes *sizes, const char *sym);
  * none), unless a step enlarges such a difference: a float cast to an
  * integer or compared, or (fsum) a float sum, prod or mean, which the
  * backends accumulate in their own order (in f32 for f16, bf16 and f32,
- * docs/codegen.md), so that a partial result may overflow where the
- * interpreter's row-major double does not (0 * inf: NaN against 0). */
+ * docs/codegen.md), so that a partial result may overflow or underflow
+ * where the interpreter's row-major double does not (0 * inf: NaN against
+ * 0). */
 typedef struct kf_rg_dep {
     bool exact;
     bool fsum;
@@ -69,7 +70,9 @@ kf_rg_dep kf_rg_output_dep(const kf_graph *g, int j);
  * interpreter's (want), by what the output depends on: an exact output bit
  * for bit (any NaN matching any NaN); an inexact float output within
  * rt_tol of its coarsest dtype relative to |want| plus the output's largest
- * finite |want|, and, below a float sum, also where one side is not finite;
+ * finite |want|, and, below a float sum, also where one side is not finite
+ * or both are below the smallest normal of that dtype (a partial product
+ * that underflows in one order and not in another: 0 against 5e-323);
  * an inexact integer or bool output bit for bit but in up to n / 8 + 1
  * elements, each one step off modulo its width: a last-bit difference
  * upstream moves a cast or a comparison by one step at a boundary (erf
