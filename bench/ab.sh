@@ -10,7 +10,7 @@
 #   mkdir -p exp/base && git archive HEAD | tar -x -C exp/base
 # carried to the GPU machine (exp/ is ignored by git: name it in carry).
 #
-# Usage: [ROUNDS=3] [BACKENDS=cuda,opencl] [CL_MATCH=nvidia (the OpenCL device)] [PEERS="--systems torch.compile"]
+# Usage: [ROUNDS=3] [BACKENDS=cuda,opencl] [WORKLOADS=bench/workloads.kir] [CL_MATCH=nvidia (the OpenCL device)] [PEERS="--systems torch.compile"]
 #        bash bench/ab.sh BASE SIZES REPS GRAPH...
 set -uo pipefail
 base=$(cd "$1" && pwd) || exit 1
@@ -41,13 +41,13 @@ for r in $(seq 1 "$rounds"); do
             tree=$here
             [ $side = base ] && tree=$base
             "$tree/build/gpu/kfbench" --backend "$b" --device "$dev" --sizes "$sizes" --reps "$reps" \
-                --csv "$OUT/ab/$side-$b-$r.csv" "$here/bench/workloads.kir" "$@" >/dev/null ||
+                --csv "$OUT/ab/$side-$b-$r.csv" "${WORKLOADS:-$here/bench/workloads.kir}" "$@" >/dev/null ||
                 echo "ab: kfbench $side $b round $r failed"
         done
     done
     if [ -n "${PEERS:-}" ]; then
         # shellcheck disable=SC2086
-        python3 bench/peers.py bench/workloads.kir $PEERS --sizes "$sizes" --reps "$reps" \
+        python3 bench/peers.py "${WORKLOADS:-bench/workloads.kir}" $PEERS --sizes "$sizes" --reps "$reps" \
             --csv "$OUT/ab/peers-$r.csv" "$@" >/dev/null 2>&1 || echo "ab: peers round $r failed"
     fi
     echo "ab: round $r done"

@@ -351,7 +351,7 @@ typedef struct nvjob {
     int worker;
     int r;                /* nvrtcResult; -1 when no result came back */
     bool warned, empty;
-    bool s16;             /* the PTX holds neg.s16 or abs.s16 */
+    bool s16;             /* the PTX reads a neg.s16 or abs.s16 result as signed (ptx_s16) */
     char *log;            /* owned, kept on failure or warning */
 } nvjob;
 
@@ -375,6 +375,52 @@ static void nv_add(const char *src, const char *what, const char *opt, bool ptx)
     j->opt = opt;
     j->ptx = ptx;
     j->r = -1;
+}
+
+/* Whether PTX reads the result of a neg.s16 or abs.s16, directly or through
+ * mov or selp, in a signed 16-bit instruction other than add, sub, mul.lo,
+ * mad.lo and the bitwise ones: a compare, a widening, a shift right, a division,
+ * min or max.  ptxas lowers neg.s16 and abs.s16 on the sign-extended
+ * register and hands the result to those unnarrowed (docs/codegen.md:
+ * emit.c keeps i16 arithmetic 32-bit so that LLVM makes neither); unsigned
+ * and 8-bit readers narrow first (SASS: LOP3 0xffff, PRMT). */
+static bool ptx_s16(const char *ptx)
+{
+    enum { MAXT = 64 };
+    char taint[MAXT][16];
+    int nt = 0;
+    for (const char *l = ptx; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+        char op[32] = "", d[16] = "", rest[256] = "";
+        if (strncmp(l, ".visible .entry", 15) == 0 || strncmp(l, ".func", 5) == 0)
+            nt = 0;   /* register names are per function */
+        if (sscanf(l, " %31s %15[^,;]%255[^\n]", op, d, rest) < 2 || op[0] == '/' || op[0] == '.')
+            continue;
+        if (strncmp(op, "neg.s16", 7) == 0 || strncmp(op, "abs.s16", 7) == 0) {
+            if (nt < MAXT)
+                snprintf(taint[nt++], sizeof taint[0], "%s", d);
+            continue;
+        }
+        bool reads = false;
+        for (int i = 0; i < nt && !reads; i++) {
+            const char *p = rest;
+            size_t n = strlen(taint[i]);
+            while ((p = strstr(p, taint[i])) && (p[n] == '_' || (p[n] >= '0' && p[n] <= '9')))
+                p += n;   /* %rs1 is not %rs12 */
+            reads = p != NULL;
+        }
+        if (!reads)
+            continue;
+        if (strncmp(op, "mov.", 4) == 0 || strncmp(op, "selp.", 5) == 0) {
+            if (nt < MAXT)
+                snprintf(taint[nt++], sizeof taint[0], "%s", d);
+        } else if (strncmp(op, "cvt.", 4) == 0 ? strcmp(strrchr(op, '.'), ".s16") == 0   /* from s16 */
+                                                : strstr(op, ".s16") && strncmp(op, "add.", 4) &&
+                                                      strncmp(op, "sub.", 4) && strncmp(op, "mul.lo.", 7) &&
+                                                      strncmp(op, "mad.lo.", 7)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 static void nv_run(nvjob *j)
@@ -408,7 +454,7 @@ static void nv_run(nvjob *j)
         j->empty = n == 0;
         char *ptx = j->ptx && n ? malloc(n) : NULL;
         if (ptx && nvrtcGetPTX(prog, ptx) == NVRTC_SUCCESS)
-            j->s16 = strstr(ptx, "neg.s16") || strstr(ptx, "abs.s16");
+            j->s16 = ptx_s16(ptx);
         free(ptx);
     }
     nvrtcDestroyProgram(&prog);
@@ -500,7 +546,7 @@ static void nv_report(void)
                   j->r < 0 ? "no result" : nvrtcGetErrorString((nvrtcResult)j->r), j->warned ? ", with warnings" : "",
                   j->empty ? ", empty output" : "");
         /* ptxas compares and widens their sign-extended result unnarrowed (docs/codegen.md) */
-        CHECK_MSG(!j->s16, "NVRTC %s (%s): the PTX holds neg.s16 or abs.s16", j->what, j->opt);
+        CHECK_MSG(!j->s16, "NVRTC %s (%s): the PTX reads a neg.s16 or abs.s16 result as signed", j->what, j->opt);
         if (j->log && j->src) {
             fprintf(stderr, "%s\n", j->log);
             show_log_lines(j->src, j->log, "kfuse.cu(");

@@ -434,7 +434,8 @@ static void test_fold_order(kf_context *ctx, bool fp64)
 /* Every value of each 8- and 16-bit integer dtype x through every integer
  * op, against y in {0, 1, -1, MIN, MAX, 2, 7, 15, 16} at run time (x op y
  * and y op x) and against literals (x op c and c op x, c in {0, 1, -1, 2,
- * -2, MIN, MAX}), then sign (a compare each way) or a widening cast,
+ * -2, MIN, MAX}), then sign (a compare each way), a widening cast or a
+ * cast to i16 and sign,
  * against the interpreter: the IR's integer ops wrap, and NVIDIA's
  * compilers handed 16-bit negations to 32-bit compares without narrowing
  * them (sign(abs(-32768)) was 2: bench/diag/s31/abs16.cu; docs/codegen.md). */
@@ -466,6 +467,8 @@ static void test_narrow_ints(kf_context *ctx)
             kf_sb_printf(&body, "  o%d = sign (%s x)\n", no++, un[j]);
             snprintf(label[no], sizeof label[0], "cast (%s x), i32", un[j]);
             kf_sb_printf(&body, "  o%d = cast (%s x), i32\n", no++, un[j]);
+            snprintf(label[no], sizeof label[0], "sign (cast (%s x), i16)", un[j]);
+            kf_sb_printf(&body, "  o%d = sign (cast (%s x), i16)\n", no++, un[j]);
         }
         for (int j = 0; j < NB; j++) {
             snprintf(label[no], sizeof label[0], "sign (%s x, y)", bin[j]);

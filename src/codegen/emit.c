@@ -335,6 +335,34 @@ static void f2i(E *e, kf_strbuf *o, int p, kf_dtype to, const char *x)
     kf_sb_printf(o, "kf_f2i_%s_%s(%s)", p ? "f64" : "f32", kf_dtype_name(to), x);
 }
 
+/* The compiler takes inline PTX: always for CUDA, for NVIDIA's OpenCL. */
+static bool has_ptx(const E *e) { return e->target == KF_TARGET_CUDA || (e->caps && e->caps->ptx); }
+
+/* Whether an integer value of dtype t is narrowed through kf_keep32, an
+ * empty PTX move that LLVM cannot see through: i16, where the compiler
+ * takes inline PTX.  Narrowed by LLVM, a negation became PTX neg.s16
+ * (abs.s16 from a select), which ptxas lowers on the sign-extended register
+ * and then compares as signed without narrowing: on an H200 sign(-(-32768))
+ * was 1 and sign(abs(-32768)) 2 in CUDA (bench/diag/s31/abs16.cu),
+ * sign(-32768 / -1) 1 in NVIDIA's OpenCL.  LLVM finds a negation in many
+ * forms (0 - x, x * -1, ~x + 1, x / -2, c - (x + c), across nodes too),
+ * so every i16 result of arithmetic is kept, and every cast to i16 from a
+ * 16-bit or wider integer (u16 - x, i32 - x).  An unsigned or 8-bit
+ * consumer narrows explicitly (SASS: LOP3 0xffff, PRMT), so u16, i8 and u8
+ * arithmetic keeps its 16-bit forms. */
+static bool keeps(const E *e, kf_dtype t) { return t == KF_I16 && has_ptx(e); }
+
+/* Integer arithmetic s, computed in 32 or 64 bits, as dtype t. */
+static void narrow(E *e, kf_strbuf *o, kf_dtype t, const char *s)
+{
+    if (keeps(e, t)) {
+        use(e, H_KEEP32);
+        kf_sb_printf(o, "((%s)kf_keep32((%s)(%s)))", ST(e, t), U32(e), s);
+    } else {
+        kf_sb_printf(o, "((%s)(%s))", ST(e, t), s);
+    }
+}
+
 static void cast_expr(E *e, kf_strbuf *o, kf_dtype from, kf_dtype to, const char *a)
 {
     if (from == to) {
@@ -369,6 +397,8 @@ static void cast_expr(E *e, kf_strbuf *o, kf_dtype from, kf_dtype to, const char
         }
     } else if (kf_dt_is_float(from)) {
         f2i(e, o, prec(from), to, a);
+    } else if (keeps(e, to) && kf_dtype_size(from) >= 2 && from != KF_BOOL) {
+        narrow(e, o, to, a);
     } else {
         kf_sb_printf(o, "(%s)%s", ST(e, to), a);
     }
@@ -377,31 +407,6 @@ static void cast_expr(E *e, kf_strbuf *o, kf_dtype from, kf_dtype to, const char
 _Static_assert(KF_OP_LE == KF_OP_LT + 1 && KF_OP_GT == KF_OP_LT + 2 && KF_OP_GE == KF_OP_LT + 3 &&
                    KF_OP_EQ == KF_OP_LT + 4 && KF_OP_NE == KF_OP_LT + 5,
                "ew_expr indexes the comparisons from KF_OP_LT in ops.def order");
-
-/* The compiler takes inline PTX: always for CUDA, for NVIDIA's OpenCL. */
-static bool has_ptx(const E *e) { return e->target == KF_TARGET_CUDA || (e->caps && e->caps->ptx); }
-
-/* Integer arithmetic s, computed in 32 or 64 bits, as dtype T of `bits`.
- * Where the compiler takes inline PTX, an 8- or 16-bit result first passes
- * kf_keep32, an empty PTX move that LLVM cannot see through, so the
- * arithmetic stays 32-bit.  Narrowed by LLVM, a negation became PTX neg.s16
- * (abs.s16 from a select), which ptxas lowers on the sign-extended register
- * and then compares or widens without narrowing: on an H200
- * sign(-(-32768)) was 1 and sign(abs(-32768)) 2 in CUDA
- * (bench/diag/s31/abs16.cu), sign(-32768 / -1) 1 in NVIDIA's OpenCL.  LLVM
- * finds a negation in many forms (0 - x, x * -1, ~x + 1, x / -2,
- * c - (x + c), across nodes too), so every narrow result is kept. */
-static bool keeps(const E *e, unsigned bits) { return bits <= 16 && has_ptx(e); }
-
-static void narrow(E *e, kf_strbuf *o, const char *T, unsigned bits, const char *s)
-{
-    if (keeps(e, bits)) {
-        use(e, H_KEEP32);
-        kf_sb_printf(o, "((%s)kf_keep32((%s)(%s)))", T, U32(e), s);
-    } else {
-        kf_sb_printf(o, "((%s)(%s))", T, s);
-    }
-}
 
 /* The expression of elementwise node x from operand texts a[]. */
 static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
@@ -432,7 +437,7 @@ static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
             kf_sb_printf(o, "(-%s)", a[0]);
         else {
             kf_sb_printf(&tmp, "(%s)0 - (%s)%s", U, U, a[0]);
-            narrow(e, o, T, bits, kf_sb_str(&tmp));
+            narrow(e, o, t, kf_sb_str(&tmp));
         }
         break;
     case KF_OP_ABS:
@@ -440,7 +445,7 @@ static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
             kf_sb_printf(o, "%s(%s)", fn, a[0]);
         } else if (sg) {   /* selected in U, then narrowed */
             kf_sb_printf(&tmp, "%s < 0 ? (%s)0 - (%s)%s : (%s)%s", a[0], U, U, a[0], U, a[0]);
-            narrow(e, o, T, bits, kf_sb_str(&tmp));
+            narrow(e, o, t, kf_sb_str(&tmp));
         } else
             kf_sb_puts(o, a[0]);
         break;
@@ -485,7 +490,7 @@ static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
         } else {
             const char *c = op == KF_OP_ADD ? "+" : op == KF_OP_SUB ? "-" : "*";
             kf_sb_printf(&tmp, "(%s)%s %s (%s)%s", U, a[0], c, U, a[1]);
-            narrow(e, o, T, bits, kf_sb_str(&tmp));
+            narrow(e, o, t, kf_sb_str(&tmp));
         }
         break;
     }
@@ -500,19 +505,21 @@ static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
             if (sg && div) {
                 kf_sb_printf(o, "%s == -1 ? ", a[1]);
                 kf_sb_printf(&tmp, "(%s)0 - (%s)%s", U, U, a[0]);
-                narrow(e, o, T, bits, kf_sb_str(&tmp));
+                narrow(e, o, t, kf_sb_str(&tmp));
                 kf_sb_puts(o, " : ");
             } else if (sg) {
                 kf_sb_printf(o, "%s == -1 ? (%s)0 : ", a[1], T);
             }
-            if (keeps(e, bits)) {   /* and its operands: LLVM divides 16-bit ones in 16 bits (x / -2: neg.s16) */
-                const char *W = sp->types[sg ? KF_I32 : KF_U32];
-                kf_sb_printf(&tmp2, "(%s)kf_keep32((%s)%s) %s (%s)kf_keep32((%s)%s)", W, U, a[0], div ? "/" : "%", W, U,
-                             a[1]);
-            } else {
-                kf_sb_printf(&tmp2, "%s %s %s", a[0], div ? "/" : "%", a[1]);
+            for (int i = 0; i < 2; i++) {   /* kept operands but literals: LLVM divides i16 ones in 16
+                                             * bits (x / -2: neg.s16); a literal divisor keeps its
+                                             * multiply and shift */
+                if (keeps(e, t) && e->g->nodes[x->args[i]].op != KF_OP_CONST)
+                    kf_sb_printf(&tmp2, "(%s)kf_keep32((%s)%s)", ST(e, KF_I32), U, a[i]);
+                else
+                    kf_sb_puts(&tmp2, a[i]);
+                kf_sb_puts(&tmp2, i ? "" : div ? " / " : " % ");
             }
-            narrow(e, o, T, bits, kf_sb_str(&tmp2));
+            narrow(e, o, t, kf_sb_str(&tmp2));
             kf_sb_putc(o, ')');
         }
         break;

@@ -13,6 +13,6 @@ build/gpu/fusec build --target opencl --cache "$OUT/ptxcache" tests/codegen/corp
 for f in "$OUT"/ptxcache/*; do
     echo "$(basename "$f"): $(grep -a -c -E 'neg\.s16|abs\.s16' "$f") lines with neg.s16/abs.s16," \
          "$(grep -a -c 'kf_keep32\|\.entry' "$f") with kf_keep32 or .entry"
-done
+done | tee "$OUT/ptx.txt"
 rm -rf "$OUT/ptxcache"
 bash "$here/../s31/hunt.sh" "$@"
