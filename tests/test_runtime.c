@@ -434,8 +434,8 @@ static void test_fold_order(kf_context *ctx, bool fp64)
 /* Every value of each 8- and 16-bit integer dtype x through every integer
  * op, against y in {0, 1, -1, MIN, MAX, 2, 7, 15, 16} at run time (x op y
  * and y op x) and against literals (x op c and c op x, c in {0, 1, -1, 2,
- * -2, MIN, MAX}), then sign (a compare each way), a widening cast or a
- * cast to i16 and sign,
+ * -2, MIN, MAX}) and in composite negations, then sign (a compare each
+ * way), a widening cast or a cast to i16 and sign,
  * against the interpreter: the IR's integer ops wrap, and NVIDIA's
  * compilers handed 16-bit negations to 32-bit compares without narrowing
  * them (sign(abs(-32768)) was 2: bench/diag/s31/abs16.cu; docs/codegen.md). */
@@ -449,6 +449,10 @@ static void test_narrow_ints(kf_context *ctx)
                                        "max", "shl", "shr", "and", "or",  "xor" };
     static const int64_t ys[] = { 0, 1, -1, INT64_MIN, INT64_MAX, 2, 7, 15, 16 };
     static const int64_t lits[] = { 0, 1, -1, 2, -2, INT64_MIN, INT64_MAX };
+    static const char *const composite[] = {   /* negations LLVM finds across nodes */
+        "sub 5, (add x, 5)", "sub x, (add x, x)", "add (not x), 1", "select (lt x, 0), (neg x), x",
+        "div (neg x), (not (sub x, x))", "cast (sub 0, (cast x, i32)), i16"
+    };
     enum { NU = 4, NB = 12, NY = sizeof ys / sizeof ys[0], NL = sizeof lits / sizeof lits[0] };
     for (size_t w = 0; w < sizeof types / sizeof types[0]; w++) {
         kf_dtype t = types[w];
@@ -469,6 +473,10 @@ static void test_narrow_ints(kf_context *ctx)
             kf_sb_printf(&body, "  o%d = cast (%s x), i32\n", no++, un[j]);
             snprintf(label[no], sizeof label[0], "sign (cast (%s x), i16)", un[j]);
             kf_sb_printf(&body, "  o%d = sign (cast (%s x), i16)\n", no++, un[j]);
+        }
+        for (size_t j = 0; j < sizeof composite / sizeof composite[0]; j++) {
+            snprintf(label[no], sizeof label[0], "sign (%s)", composite[j]);
+            kf_sb_printf(&body, "  o%d = sign (%s)\n", no++, composite[j]);
         }
         for (int j = 0; j < NB; j++) {
             snprintf(label[no], sizeof label[0], "sign (%s x, y)", bin[j]);

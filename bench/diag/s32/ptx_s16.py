@@ -10,10 +10,10 @@ SAFE = ("add.", "sub.", "mul.lo.", "mad.lo.")
 
 
 def hazards(text):
-    found, taint = [], set()
-    for line in text.splitlines():
-        if line.startswith(".visible .entry") or line.startswith(".func"):
-            taint = set()
+    found, taint, lines, start = [], set(), text.splitlines(), 0
+    for i, line in enumerate(lines):
+        if line.startswith(".visible .entry") or line.startswith(".func") or line.startswith(".entry"):
+            taint, start = set(), i
         m = re.match(r"\s*([a-z][\w.]*)\s+([^,;]+)(.*)", line)
         if not m:
             continue
@@ -26,7 +26,7 @@ def hazards(text):
         if op.startswith(("mov.", "selp.")):
             taint.add(dst)
         elif (op.endswith(".s16") if op.startswith("cvt.") else ".s16" in op and not op.startswith(SAFE)):
-            found.append(line.strip())
+            found.append(lines[start].strip() + "\n    " + "\n    ".join(l.strip() for l in lines[max(start, i - 40):i + 1]))
     return found
 
 
@@ -36,3 +36,6 @@ for path in sys.argv[1:]:
     print("%s: %d neg.s16/abs.s16, %d read as signed 16-bit%s" % (
         path.split("/")[-1], len(re.findall(r"(?:neg|abs)\.s16", text)), len(bad),
         "".join("\n  " + b for b in bad[:5])))
+    for m in re.finditer(r"(?:neg|abs)\.s16[^\n]*", text):   # every one, with its function
+        fn = text.rfind("entry ", 0, m.start())
+        print("  %s in %s" % (m.group(0).strip(), text[fn + 6:text.find("(", fn)] if fn >= 0 else "?"))
