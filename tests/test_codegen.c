@@ -391,10 +391,13 @@ static bool ptx_s16(const char *ptx)
     int nt = 0;
     for (const char *l = ptx; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
         char op[32] = "", d[16] = "", rest[256] = "";
-        if (strncmp(l, ".visible .entry", 15) == 0 || strncmp(l, ".func", 5) == 0)
-            nt = 0;   /* register names are per function */
-        if (sscanf(l, " %31s %15[^,;]%255[^\n]", op, d, rest) < 2 || op[0] == '/' || op[0] == '.')
+        if (sscanf(l, " %31s %15[^,;]%255[^\n]", op, d, rest) < 2 || op[0] == '/')
             continue;
+        if (op[0] == '.') {   /* a directive; register names are per function */
+            if (!strcmp(op, ".visible") || !strcmp(op, ".weak") || !strcmp(op, ".entry") || !strcmp(op, ".func"))
+                nt = 0;
+            continue;
+        }
         if (strncmp(op, "neg.s16", 7) == 0 || strncmp(op, "abs.s16", 7) == 0) {
             if (nt < MAXT)
                 snprintf(taint[nt++], sizeof taint[0], "%s", d);
