@@ -21,6 +21,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 static const int64_t sizes[] = { 1, 7, 1000, 66000 };
@@ -431,6 +432,37 @@ static void test_fold_order(kf_context *ctx, bool fp64)
     kf_program_free(sum64);
 }
 
+enum { NARROW_MAX = 256 };
+
+typedef struct narrow_outs {
+    char expr[NARROW_MAX][48];   /* output j's expression, also its label */
+    int n;
+} narrow_outs;
+
+/* Add an output: the expression formatted from fmt. */
+static void narrow_out(narrow_outs *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (o->n < NARROW_MAX)
+        vsnprintf(o->expr[o->n++], sizeof o->expr[0], fmt, ap);
+    va_end(ap);
+}
+
+/* v as a value of 8- or 16-bit integer dtype t: INT64_MIN and INT64_MAX
+ * for the dtype's MIN and MAX, negative values of unsigned ones modulo
+ * 2^bits. */
+static int64_t narrow_value(int64_t v, kf_dtype t)
+{
+    unsigned bits = (unsigned)kf_dtype_size(t) * 8;
+    bool sg = kf_dt_is_sint(t);
+    if (v == INT64_MIN)
+        return sg ? -(INT64_C(1) << (bits - 1)) : 0;
+    if (v == INT64_MAX)
+        return sg ? (INT64_C(1) << (bits - 1)) - 1 : (INT64_C(1) << bits) - 1;
+    return v < 0 && !sg ? v + (INT64_C(1) << bits) : v;
+}
+
 /* Every value of each 8- and 16-bit integer dtype x through every integer
  * op, against y in {0, 1, -1, MIN, MAX, 2, 7, 15, 16} at run time (x op y
  * and y op x) and against literals (x op c and c op x, c in {0, 1, -1, 2,
@@ -439,8 +471,6 @@ static void test_fold_order(kf_context *ctx, bool fp64)
  * against the interpreter: the IR's integer ops wrap, and NVIDIA's
  * compilers handed 16-bit negations to 32-bit compares without narrowing
  * them (sign(abs(-32768)) was 2: bench/diag/s31/abs16.cu; docs/codegen.md). */
-enum { NARROW_MAX = 256 };
-
 static void test_narrow_ints(kf_context *ctx)
 {
     static const kf_dtype types[] = { KF_I16, KF_I8, KF_U16, KF_U8 };
@@ -458,57 +488,44 @@ static void test_narrow_ints(kf_context *ctx)
         kf_dtype t = types[w];
         const char *tn = kf_dtype_name(t);
         unsigned bits = (unsigned)kf_dtype_size(t) * 8;
-        bool sg = kf_dt_is_sint(t);
-        /* v in the dtype: MIN and MAX of the dtype, negative values of unsigned ones modulo 2^bits */
-        #define NARROW_VALUE(v) ((v) == INT64_MIN ? (sg ? -(INT64_C(1) << (bits - 1)) : 0) \
-                               : (v) == INT64_MAX ? (sg ? (INT64_C(1) << (bits - 1)) - 1 : (INT64_C(1) << bits) - 1) \
-                               : (v) < 0 && !sg ? (v) + (INT64_C(1) << bits) : (v))
-        kf_strbuf src = KF_STRBUF_INIT, body = KF_STRBUF_INIT;
-        char label[NARROW_MAX][48];
-        int no = 0;
+        narrow_outs outs = { .n = 0 }, *o = &outs;
         for (int j = 0; j < NU; j++) {
-            snprintf(label[no], sizeof label[0], "sign (%s x)", un[j]);
-            kf_sb_printf(&body, "  o%d = sign (%s x)\n", no++, un[j]);
-            snprintf(label[no], sizeof label[0], "cast (%s x), i32", un[j]);
-            kf_sb_printf(&body, "  o%d = cast (%s x), i32\n", no++, un[j]);
-            snprintf(label[no], sizeof label[0], "sign (cast (%s x), i16)", un[j]);
-            kf_sb_printf(&body, "  o%d = sign (cast (%s x), i16)\n", no++, un[j]);
+            narrow_out(o, "sign (%s x)", un[j]);
+            narrow_out(o, "cast (%s x), i32", un[j]);
+            narrow_out(o, "sign (cast (%s x), i16)", un[j]);
         }
-        for (size_t j = 0; j < sizeof composite / sizeof composite[0]; j++) {
-            snprintf(label[no], sizeof label[0], "sign (%s)", composite[j]);
-            kf_sb_printf(&body, "  o%d = sign (%s)\n", no++, composite[j]);
-        }
+        for (size_t j = 0; j < sizeof composite / sizeof composite[0]; j++)
+            narrow_out(o, "sign (%s)", composite[j]);
         for (int j = 0; j < NB; j++) {
-            snprintf(label[no], sizeof label[0], "sign (%s x, y)", bin[j]);
-            kf_sb_printf(&body, "  o%d = sign (%s x, y)\n", no++, bin[j]);
-            snprintf(label[no], sizeof label[0], "sign (%s y, x)", bin[j]);
-            kf_sb_printf(&body, "  o%d = sign (%s y, x)\n", no++, bin[j]);
-            snprintf(label[no], sizeof label[0], "cast (%s x, y), i32", bin[j]);
-            kf_sb_printf(&body, "  o%d = cast (%s x, y), i32\n", no++, bin[j]);
+            narrow_out(o, "sign (%s x, y)", bin[j]);
+            narrow_out(o, "sign (%s y, x)", bin[j]);
+            narrow_out(o, "cast (%s x, y), i32", bin[j]);
             for (int k = 0; k < NL; k++) {
-                long long c = (long long)NARROW_VALUE(lits[k]);
-                snprintf(label[no], sizeof label[0], "sign (%s x, %lld)", bin[j], c);
-                kf_sb_printf(&body, "  o%d = sign (%s x, %lld)\n", no++, bin[j], c);
-                snprintf(label[no], sizeof label[0], "sign (%s %lld, x)", bin[j], c);
-                kf_sb_printf(&body, "  o%d = sign (%s %lld, x)\n", no++, bin[j], c);
+                long long c = (long long)narrow_value(lits[k], t);
+                narrow_out(o, "sign (%s x, %lld)", bin[j], c);
+                narrow_out(o, "sign (%s %lld, x)", bin[j], c);
             }
         }
+        int no = o->n;
+        kf_strbuf src = KF_STRBUF_INIT;
         kf_sb_printf(&src, "kfuse 1\ngraph narrow(x: %s[n], y: %s) -> (", tn, tn);
         for (int j = 0; j < no; j++)
             kf_sb_printf(&src, "%so%d", j ? ", " : "", j);
-        kf_sb_printf(&src, ") {\n%s}\n", kf_sb_str(&body));
-        CHECK(no <= NARROW_MAX && !kf_sb_failed(&src));
+        kf_sb_puts(&src, ") {\n");
+        for (int j = 0; j < no; j++)
+            kf_sb_printf(&src, "  o%d = %s\n", j, o->expr[j]);
+        kf_sb_puts(&src, "}\n");
+        CHECK(no < NARROW_MAX && !kf_sb_failed(&src));   /* none dropped */
         kf_module *m = NULL;
         kf_program *p = text_program(ctx, kf_sb_str(&src), &m);
         kf_sb_free(&src);
-        kf_sb_free(&body);
         int64_t n = (int64_t)1 << bits;
         kf_host_array in = { .data = malloc((size_t)n * 2), .dtype = t, .rank = 1, .shape = { n } };
         for (int64_t i = 0; in.data && i < n; i++)   /* every bit pattern */
             memcpy((char *)in.data + i * (bits / 8), &i, bits / 8);
         kf_host_array *got = calloc(NARROW_MAX, sizeof *got), *want = calloc(NARROW_MAX, sizeof *want);
         for (int k = 0; p && in.data && got && want && k < NY; k++) {
-            uint64_t ybits = (uint64_t)NARROW_VALUE(ys[k]);   /* little-endian: the low bytes are the value */
+            uint64_t ybits = (uint64_t)narrow_value(ys[k], t);   /* little-endian: the low bytes are the value */
             kf_host_array yin = { .data = &ybits, .dtype = t, .rank = 0 }, ins[2] = { in, yin };
             const void *sc[1] = { &ybits };
             char err[256];
@@ -517,7 +534,7 @@ static void test_narrow_ints(kf_context *ctx)
             CHECK_MSG(ok, "%s, y = %lld: %s", tn, (long long)ybits, ok ? "" : kf_context_error(ctx));
             for (int j = 0; ok && j < no; j++) {
                 int64_t first = -1, bad = kf_rg_compare(kf_module_graph(m, 0), j, got[j].data, &want[j], n, &first);
-                CHECK_MSG(bad == 0, "%s %s, y = %lld: %lld of %lld differ, first at bits %lld", tn, label[j],
+                CHECK_MSG(bad == 0, "%s %s, y = %lld: %lld of %lld differ, first at bits %lld", tn, o->expr[j],
                           (long long)ybits, (long long)bad, (long long)n, (long long)first);
             }
             for (int j = 0; j < no; j++) {
@@ -526,7 +543,6 @@ static void test_narrow_ints(kf_context *ctx)
                 got[j].data = want[j].data = NULL;
             }
         }
-        #undef NARROW_VALUE
         free(got);
         free(want);
         free(in.data);
