@@ -467,10 +467,10 @@ static int64_t narrow_value(int64_t v, kf_dtype t)
  * op, against y in {0, 1, -1, MIN, MAX, 2, 7, 15, 16} at run time (x op y
  * and y op x) and against literals (x op c and c op x, c in {0, 1, -1, 2,
  * -2, MIN, MAX}) and in composite negations, then sign (a compare each
- * way), a widening cast or a cast to i16 and sign,
- * against the interpreter: the IR's integer ops wrap, and NVIDIA's
- * compilers handed 16-bit negations to 32-bit compares without narrowing
- * them (sign(abs(-32768)) was 2: bench/diag/s31/abs16.cu; docs/codegen.md). */
+ * way), a widening cast or a cast to i16 and sign, against the
+ * interpreter: the IR's integer ops wrap, and NVIDIA's compilers handed
+ * 16-bit negations to 32-bit compares without narrowing them
+ * (sign(abs(-32768)) was 2: bench/diag/s31/abs16.cu; docs/codegen.md). */
 static void test_narrow_ints(kf_context *ctx)
 {
     static const kf_dtype types[] = { KF_I16, KF_I8, KF_U16, KF_U8 };
