@@ -543,10 +543,20 @@ static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
         }
         break;
     case KF_OP_LT: case KF_OP_LE: case KF_OP_GT: case KF_OP_GE: case KF_OP_EQ: case KF_OP_NE:
-        if (!fl && x->args[0] == x->args[1]) {
-            /* x op x of an integer: a constant (compilers warn on the comparison) */
-            kf_sb_printf(o, "((void)%s, %s)", a[0], op == KF_OP_LE || op == KF_OP_GE || op == KF_OP_EQ ? "1" : "0");
-            break;
+        {
+            /* a constant where compilers warn on the comparison: x op x of an integer, an
+             * unsigned x against 0 (x >= 0, x < 0, 0 <= x, 0 > x) */
+            const kf_irnode *l = &e->g->nodes[x->args[0]], *r = &e->g->nodes[x->args[1]];
+            bool z0 = l->op == KF_OP_CONST && l->lit.u == 0, z1 = r->op == KF_OP_CONST && r->lit.u == 0;
+            bool un = !fl && !sg && t != KF_BOOL;
+            int k = !fl && x->args[0] == x->args[1] ? op == KF_OP_LE || op == KF_OP_GE || op == KF_OP_EQ
+                  : un && ((op == KF_OP_GE && z1) || (op == KF_OP_LE && z0))  ? 1
+                  : un && ((op == KF_OP_LT && z1) || (op == KF_OP_GT && z0))  ? 0
+                                                                                : -1;
+            if (k >= 0) {
+                kf_sb_printf(o, "((void)%s, %d)", a[z0 ? 1 : 0], k);
+                break;
+            }
         }
         {
             static const char *const cmp[] = { "<", "<=", ">", ">=", "==", "!=" };
@@ -1247,11 +1257,14 @@ static void emit_ew_gather(E *e)
       K);
     P("    const %s tid = (%s)%s * (%s)%s * %d + (%s)%s;\n", t.IX, t.IX, sp->bid, t.IX, sp->bdim, K, t.IX, sp->lid);
     ew_loop(e, t, "i0", "tid", "n", "nth");
+    bool loads_any = false;   /* else no load phase: only coordinates, unused */
     for (int b = 0; b < k->nargs; b++)
-        if (point_arg(e, b))
+        if (point_arg(e, b)) {
             P("        %s xa%d[%d] = { 0 };\n", CT(e, dt(e, k->args[b])), b, K);
+            loads_any = true;
+        }
     gathered_decl(e, K);
-    for (int phase = 0; phase < 3; phase++) {
+    for (int phase = loads_any ? 0 : 1; phase < 3; phase++) {
         pragma(e, e->unroll);
         P("        for (int k = 0; k < %d; k++) {\n", K);
         P("            const %s i = i0 + (%s)k * %d;\n", t.IX, t.IX, KF_CG_BLOCK);
