@@ -542,27 +542,23 @@ static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
             kf_sb_printf(o, "(%s %s %s ? %s : %s)", a[0], op == KF_OP_MIN ? "<" : ">", a[1], a[0], a[1]);
         }
         break;
-    case KF_OP_LT: case KF_OP_LE: case KF_OP_GT: case KF_OP_GE: case KF_OP_EQ: case KF_OP_NE:
-        {
-            /* a constant where compilers warn on the comparison: x op x of an integer, an
-             * unsigned x against 0 (x >= 0, x < 0, 0 <= x, 0 > x) */
-            const kf_irnode *l = &e->g->nodes[x->args[0]], *r = &e->g->nodes[x->args[1]];
-            bool z0 = l->op == KF_OP_CONST && l->lit.u == 0, z1 = r->op == KF_OP_CONST && r->lit.u == 0;
-            bool un = !fl && !sg && t != KF_BOOL;
-            int k = !fl && x->args[0] == x->args[1] ? op == KF_OP_LE || op == KF_OP_GE || op == KF_OP_EQ
-                  : un && ((op == KF_OP_GE && z1) || (op == KF_OP_LE && z0))  ? 1
-                  : un && ((op == KF_OP_LT && z1) || (op == KF_OP_GT && z0))  ? 0
-                                                                                : -1;
-            if (k >= 0) {
-                kf_sb_printf(o, "((void)%s, %d)", a[z0 ? 1 : 0], k);
-                break;
-            }
-        }
-        {
-            static const char *const cmp[] = { "<", "<=", ">", ">=", "==", "!=" };
+    case KF_OP_LT: case KF_OP_LE: case KF_OP_GT: case KF_OP_GE: case KF_OP_EQ: case KF_OP_NE: {
+        /* a constant where compilers warn on the comparison: x op x of an integer, an
+         * unsigned x against 0 (x >= 0, x < 0, 0 <= x, 0 > x) */
+        static const char *const cmp[] = { "<", "<=", ">", ">=", "==", "!=" };
+        const kf_irnode *l = &e->g->nodes[x->args[0]], *r = &e->g->nodes[x->args[1]];
+        bool z0 = l->op == KF_OP_CONST && l->lit.u == 0, z1 = r->op == KF_OP_CONST && r->lit.u == 0;
+        bool un = !fl && !sg && t != KF_BOOL;
+        int k = !fl && x->args[0] == x->args[1] ? op == KF_OP_LE || op == KF_OP_GE || op == KF_OP_EQ
+              : un && ((op == KF_OP_GE && z1) || (op == KF_OP_LE && z0))  ? 1
+              : un && ((op == KF_OP_LT && z1) || (op == KF_OP_GT && z0))  ? 0
+                                                                            : -1;
+        if (k >= 0)
+            kf_sb_printf(o, "((void)%s, %d)", a[z0 ? 1 : 0], k);
+        else
             kf_sb_printf(o, "(%s %s %s)", a[0], cmp[op - KF_OP_LT], a[1]);
-        }
         break;
+    }
     case KF_OP_AND: case KF_OP_OR: case KF_OP_XOR: {
         const char *c = op == KF_OP_AND ? "&" : op == KF_OP_OR ? "|" : "^";
         kf_sb_printf(o, "((%s)(%s %s %s))", T, a[0], c, a[1]);
