@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Session 33: kfuse's CUDA kernels under compute-sanitizer, which no
+# session had run.  memcheck (out-of-bounds and misaligned global and
+# shared accesses), racecheck (shared-memory hazards), synccheck (barriers
+# in divergent code) and initcheck (reads of device memory never written)
+# on test_runtime cuda (corpus and random graphs, dense and as strided
+# views at unaligned offsets, sizes 1, 7, 1000, 66000), memcheck on
+# test_host cuda and test_cuda; all at once, each cut at LIMIT seconds.
+# Logs under $OUT/san; the summary lines and the first reports are printed.
+set -uo pipefail
+source "$(dirname "$0")/../../gpu_env.sh"
+uname -r
+cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer /opt/nvidia/*/compute-sanitizer 2>/dev/null | head -1)
+echo "compute-sanitizer: ${cs:-none}"; [ -n "$cs" ] || exit 1
+$cs --version | tail -1
+lim=${LIMIT:-400}
+mkdir -p "$OUT/san"
+cd tests
+run() {   # name tool [VAR=value...] binary args
+    local name=$1 tool=$2; shift 2
+    local vars=()
+    while [[ $1 == *=* ]]; do vars+=("$1"); shift; done
+    local bin=$1; shift
+    timeout "$lim" env KFUSE_CACHE=off "${vars[@]}" "$cs" --tool "$tool" --print-limit 20 \
+        "../build/gpu/tests/$bin" "$@" > "$OUT/san/$name.txt" 2>&1
+    echo "rc=$?" >> "$OUT/san/$name.txt"
+}
+run rt_memcheck memcheck KFUSE_TEST_RANDOM=40 test_runtime cuda &
+run rt_memcheck_r memcheck KFUSE_TEST_CORPUS=none KFUSE_TEST_SEED=200 KFUSE_TEST_RANDOM=60 test_runtime cuda &
+run rt_racecheck racecheck KFUSE_TEST_CORPUS=codegen,runtime KFUSE_TEST_RANDOM=20 test_runtime cuda &
+run rt_synccheck synccheck KFUSE_TEST_CORPUS=codegen,runtime KFUSE_TEST_RANDOM=20 test_runtime cuda &
+run rt_initcheck initcheck KFUSE_TEST_CORPUS=codegen,runtime KFUSE_TEST_RANDOM=20 test_runtime cuda &
+run host_memcheck memcheck KFUSE_TEST_RANDOM=20 test_host cuda &
+run cuda_memcheck memcheck test_cuda &
+wait
+for f in "$OUT"/san/*.txt; do
+    echo "== $(basename "$f" .txt)"
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed, |graphs \(corpus|^rc=" "$f" | tail -n 5
+    grep -m 12 -E "^========= (Invalid|Uninitialized|Race|Barrier|Error|Warning|Program hit|.*hazard)" "$f"
+done
