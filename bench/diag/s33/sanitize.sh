@@ -5,7 +5,7 @@
 # in divergent code) and initcheck (reads of device memory never written)
 # on test_runtime cuda (corpus and random graphs, dense and as strided
 # views at unaligned offsets, sizes 1, 7, 1000, 66000), memcheck on
-# test_host cuda and test_cuda; all at once, each cut at LIMIT seconds.
+# test_host cuda, test_cuda and kfbench's workloads at 2^12 and 2^20; all at once, each cut at LIMIT seconds.
 # memcheck leaves out API errors (--report-api-errors no): kfuse counts a
 # kernel's parameters by asking cuFuncGetParamInfo for indices until it
 # fails, and test_cuda asks for a missing kernel and too much memory on
@@ -39,6 +39,9 @@ run rt_synccheck synccheck KFUSE_TEST_RANDOM=$((20 * r)) test_runtime cuda &
 run rt_initcheck initcheck KFUSE_TEST_RANDOM=$((20 * r)) test_runtime cuda &
 run host_memcheck memcheck KFUSE_TEST_RANDOM=$((20 * r)) test_host cuda &
 run cuda_memcheck memcheck test_cuda &
+(cd .. && timeout "$lim" "$cs" --tool memcheck --report-api-errors no --print-limit 20 build/gpu/kfbench \
+    --backend cuda --sizes 12,20 --reps 3 bench/workloads.kir > "$OUT/san/kfbench_memcheck.txt" 2>&1
+    echo "rc=$?" >> "$OUT/san/kfbench_memcheck.txt") &
 wait
 for f in "$OUT"/san/*.txt; do
     echo "== $(basename "$f" .txt)"
