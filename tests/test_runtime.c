@@ -2,7 +2,8 @@
  * backend present, on fresh random inputs of several sizes, dense and as
  * strided views at unaligned offsets, against the reference interpreter
  * (kf_rg_compare: bit for bit where no library function or float sum lies
- * upstream); outputs are poisoned first so an unwritten element fails.
+ * upstream); outputs are poisoned first so an unwritten element fails,
+ * and sit between poisoned guards so a write past either end fails.
  * Plus the error paths of the C API.  Usage: test_runtime
  * api|cuda|opencl|cpu [FILE.kir...].  Environment: KFUSE_TEST_RANDOM
  * (random graphs, 200), KFUSE_TEST_SEED (the first one's index i, default
@@ -25,6 +26,7 @@
 #include <stdio.h>
 
 static const int64_t sizes[] = { 1, 7, 1000, 66000 };
+enum { OUT_GUARD = 64 };   /* poisoned bytes on each side of an output (keeps its 16-byte alignment) */
 
 typedef struct harray {
     kf_host_array a;
@@ -122,7 +124,7 @@ static void cpu_thread_counts(kf_context *ctx, kf_program *prog, const kf_view *
         for (int j = 0; j < nout && again[j].buf; j++) {
             size_t bytes = kf_buffer_size(again[j].buf);
             char *a = malloc(bytes + 1), *b = malloc(bytes + 1);
-            kf_download(a, outs[j].buf, 0, bytes, NULL);
+            kf_download(a, outs[j].buf, outs[j].offset, bytes, NULL);
             kf_download(b, again[j].buf, 0, bytes, NULL);
             CHECK_MSG(memcmp(a, b, bytes) == 0, "%s: output %d differs between 7 and %d threads", label, j, counts[c]);
             free(a);
@@ -172,16 +174,19 @@ static void run_case(kf_context *ctx, kf_program *prog, const kf_graph *g, int64
         CHECK_MSG(s == KF_OK, "%s: upload: %s", label, kf_context_error(ctx));
         ok = s == KF_OK;
     }
-    /* outputs: dense buffers poisoned with 0xFF (NaN, -1, true) */
+    /* outputs: dense views OUT_GUARD bytes into buffers poisoned with 0xFF
+     * (NaN, -1, true), so that an unwritten element fails, and so does a
+     * write past either end of the view */
     for (int j = 0; ok && j < nout; j++) {
         size_t bytes = (size_t)shape_numel(ref[j].shape, ref[j].rank) * kf_dtype_size(ref[j].dtype);
+        size_t total = bytes + 2 * OUT_GUARD;
         kf_buffer *b;
-        ok = kf_buffer_alloc(ctx, bytes, &b) == KF_OK;
-        char *poison = malloc(bytes + 1);
+        ok = kf_buffer_alloc(ctx, total, &b) == KF_OK;
+        char *poison = malloc(total);
         if (ok && poison) {
-            memset(poison, 0xFF, bytes);
-            kf_upload(b, 0, poison, bytes, NULL);
-            outs[j] = kf_view_dense(b, 0, ref[j].dtype, ref[j].rank, ref[j].shape);
+            memset(poison, 0xFF, total);
+            kf_upload(b, 0, poison, total, NULL);
+            outs[j] = kf_view_dense(b, OUT_GUARD, ref[j].dtype, ref[j].rank, ref[j].shape);
         }
         free(poison);
     }
@@ -193,15 +198,21 @@ static void run_case(kf_context *ctx, kf_program *prog, const kf_graph *g, int64
                   kf_status_string(want));
         for (int j = 0; s == KF_OK && j < nout; j++) {
             int64_t n = shape_numel(ref[j].shape, ref[j].rank);
-            size_t bytes = (size_t)n * kf_dtype_size(ref[j].dtype);
-            void *got = malloc(bytes + 1);
-            CHECK_STATUS(kf_download(got, outs[j].buf, 0, bytes, NULL), KF_OK);
+            size_t bytes = (size_t)n * kf_dtype_size(ref[j].dtype), total = bytes + 2 * OUT_GUARD;
+            unsigned char *all = malloc(total), *got = all + OUT_GUARD;
+            CHECK_STATUS(kf_download(all, outs[j].buf, 0, total, NULL), KF_OK);
+            long long over = -1;   /* the first guard byte written, from the view's start */
+            for (size_t k = 0; k < total && over < 0; k++)
+                if ((k < OUT_GUARD || k >= OUT_GUARD + bytes) && all[k] != 0xFF)
+                    over = (long long)k - OUT_GUARD;
+            CHECK_MSG(over < 0, "%s: output '%s' (%zu bytes): a byte at %lld from its start was written", label,
+                      kf_graph_output_name(g, j), bytes, over);
             int64_t first = -1, bad = kf_rg_compare(g, j, got, &ref[j], n, &first);
             CHECK_MSG(bad == 0, "%s: output '%s' (%s, %lld elements): %lld mismatches, first at %lld: got %.9g want %.9g",
                       label, kf_graph_output_name(g, j), kf_dtype_name(ref[j].dtype), (long long)n, (long long)bad,
                       (long long)first, bad ? rt_load(got, ref[j].dtype, first) : 0.0,
                       bad ? rt_load(ref[j].data, ref[j].dtype, first) : 0.0);
-            free(got);
+            free(all);
         }
 #ifdef KFUSE_WITH_LLVM
         if (s == KF_OK && ctx->info.backend == KF_BACKEND_CPU)
