@@ -7,7 +7,8 @@
  * with -DKF_ONE_PASS, as the runtime builds them, the PTX without) and on
  * the OpenCL device, and run on the OpenCL device against the reference
  * interpreter: every variant, several grid sizes and layouts must give the
- * same bits, and the corpus also built with -DKF_ONE_PASS and launched as
+ * same bits and leave every byte of an output's buffer that no element
+ * owns (layout gaps, slack past the end) as poisoned, and the corpus also built with -DKF_ONE_PASS and launched as
  * on a GPU (covering grids, docs/codegen.md "One pass").  The x5 sources
  * are golden files (KFUSE_GOLDEN_UPDATE=1 rewrites them).
  * Environment: KF_TEST_CG_RANDOM (random graphs, 300), KF_TEST_CG_RUN (of
@@ -766,9 +767,10 @@ static bool dbuf_create(dbuf *b, int layout, int rank, const int64_t *shape, siz
     b->esz = esz;
     int64_t span = make_layout(layout, rank, shape, &b->lay);
     size_t bytes = (size_t)span * esz + 16;
-    unsigned char *host = calloc(1, bytes);
+    unsigned char *host = malloc(bytes);
     if (!host)
         return false;
+    memset(host, 0xFF, bytes);   /* poison: NaN, -1, not a bool; dbuf_read checks the bytes no element owns */
     if (data)
         for (int64_t e = 0; e < b->numel; e++)
             memcpy(host + (size_t)elem_at(rank, shape, &b->lay, e) * esz, (const unsigned char *)data + (size_t)e * esz,
@@ -779,20 +781,32 @@ static bool dbuf_create(dbuf *b, int layout, int rank, const int64_t *shape, siz
     return err == CL_SUCCESS;
 }
 
-static void *dbuf_read(const dbuf *b)
+/* An output's elements in row-major order; NULL (after a CHECK failure
+ * naming what) when a byte that no element owns (a layout's gaps, the
+ * slack past its span) is no longer the poison dbuf_create wrote. */
+static void *dbuf_read(const dbuf *b, const char *what)
 {
     size_t bytes = 0;
     clGetMemObjectInfo(b->mem, CL_MEM_SIZE, sizeof bytes, &bytes, NULL);
-    unsigned char *host = malloc(bytes), *out = malloc((size_t)(b->numel > 0 ? b->numel : 1) * b->esz);
-    if (!host || !out || clEnqueueReadBuffer(D.q, b->mem, CL_TRUE, 0, bytes, host, 0, NULL, NULL) != CL_SUCCESS) {
-        free(host);
-        free(out);
-        return NULL;
+    unsigned char *host = malloc(bytes), *own = calloc(1, bytes ? bytes : 1);
+    unsigned char *out = malloc((size_t)(b->numel > 0 ? b->numel : 1) * b->esz);
+    bool ok = host && own && out && clEnqueueReadBuffer(D.q, b->mem, CL_TRUE, 0, bytes, host, 0, NULL, NULL) == CL_SUCCESS;
+    for (int64_t e = 0; ok && e < b->numel; e++) {
+        size_t at = (size_t)elem_at(b->rank, b->shape, &b->lay, e) * b->esz;
+        memcpy(out + (size_t)e * b->esz, host + at, b->esz);
+        memset(own + at, 1, b->esz);
     }
-    for (int64_t e = 0; e < b->numel; e++)
-        memcpy(out + (size_t)e * b->esz, host + (size_t)elem_at(b->rank, b->shape, &b->lay, e) * b->esz, b->esz);
+    size_t k = 0;
+    while (ok && k < bytes && (own[k] || host[k] == 0xFF))
+        k++;
+    CHECK_MSG(!ok || k == bytes, "%s: byte %zu of the output's %zu-byte buffer, outside every element, was written",
+              what, k, bytes);
+    ok = ok && k == bytes;
     free(host);
-    return out;
+    free(own);
+    if (!ok)
+        free(out);
+    return ok ? out : NULL;
 }
 
 /* Variants that may replace the picked one: any with a larger index width,
@@ -971,7 +985,7 @@ static bool cl_run(tcase *c, cl_program prog, const kf_host_array *inputs, const
         free(meta);
     }
     for (int i = 0; ok && i < g->noutputs; i++) {
-        outputs[i] = dbuf_read(&bufs[g->outputs[i]]);
+        outputs[i] = dbuf_read(&bufs[g->outputs[i]], c->name);
         ok = outputs[i] != NULL;
     }
 done:
