@@ -8,8 +8,9 @@
  * the OpenCL device, and run on the OpenCL device against the reference
  * interpreter: every variant, several grid sizes and layouts must give the
  * same bits and leave every byte of an output's buffer that no element
- * owns (layout gaps, slack past the end) as poisoned, and the corpus also built with -DKF_ONE_PASS and launched as
- * on a GPU (covering grids, docs/codegen.md "One pass").  The x5 sources
+ * owns (layout gaps, slack past the end) as poisoned, and the corpus also
+ * built with -DKF_ONE_PASS and launched as on a GPU (covering grids,
+ * docs/codegen.md "One pass").  The x5 sources
  * are golden files (KFUSE_GOLDEN_UPDATE=1 rewrites them).
  * Environment: KF_TEST_CG_RANDOM (random graphs, 300), KF_TEST_CG_RUN (of
  * them run on the device, 50), KF_TEST_CG_LIGHT=1 (less work: the sanitizer
