@@ -1866,6 +1866,9 @@ static void build_cases(int random_count)
         add_case(nm, kf_rg_graph(nm, 1000 + (uint64_t)i, &o), true, true, true);
     }
     nrandom = ncases - ncorpus - nops_cases;
+    if (nrandom < random_count)
+        printf("KF_TEST_CG_RANDOM=%d: %d random cases fit (at most %d cases in all)\n", random_count, nrandom,
+               (int)MAX_CASES);
 }
 
 #if KFUSE_WITH_OPENCL
