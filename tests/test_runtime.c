@@ -202,9 +202,11 @@ static void run_case(kf_context *ctx, kf_program *prog, const kf_graph *g, int64
             unsigned char *all = malloc(total), *got = all + OUT_GUARD;
             CHECK_STATUS(kf_download(all, outs[j].buf, 0, total, NULL), KF_OK);
             long long over = -1;   /* the first guard byte written, from the view's start */
-            for (size_t k = 0; k < total && over < 0; k++)
-                if ((k < OUT_GUARD || k >= OUT_GUARD + bytes) && all[k] != 0xFF)
-                    over = (long long)k - OUT_GUARD;
+            for (size_t k = 0; k < 2 * OUT_GUARD && over < 0; k++) {
+                size_t at = k < OUT_GUARD ? k : bytes + k;   /* the guard before the view, then the one after */
+                if (all[at] != 0xFF)
+                    over = (long long)at - OUT_GUARD;
+            }
             CHECK_MSG(over < 0, "%s: output '%s' (%zu bytes): a byte at %lld from its start was written", label,
                       kf_graph_output_name(g, j), bytes, over);
             int64_t first = -1, bad = kf_rg_compare(g, j, got, &ref[j], n, &first);
