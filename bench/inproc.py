@@ -19,6 +19,10 @@ are the size's literal values (the benchmark's size table), so its kernels
 are specialised to the shape as torch.compile's are (peers.py compiles with
 dynamic=False); kfuse's own kernels serve every size of a symbol.
 
+--fast-math adds kfuse with kf_context_options.fast_math (approximate f32
+exp, log, sin, cos, division: docs/codegen.md, "Fast math"), the accuracy
+class of Triton's tl.exp and division, as a system of its own.
+
 --stream legacy runs kfuse on CUDA's legacy default stream (kf_stream_wrap),
 where peers.py times torch.compile, instead of a stream of its own; --stream
 both runs both, as two systems.
@@ -31,7 +35,8 @@ speed over torch.compile's, and the processes kfuse won); --csv writes one
 process's medians.
 
 Usage: inproc.py WORKLOADS.kir [GRAPH...] [--sizes 12,20] [--rounds 5] [--reps 50] [--literal]
-                 [--stream own|legacy|both] [--processes P] [--module build/gpu/libkfbench_inproc.so]
+                 [--stream own|legacy|both] [--fast-math] [--processes P]
+                 [--module build/gpu/libkfbench_inproc.so]
                  [--out FILE.md] [--csv FILE.csv]"""
 import argparse
 import csv
@@ -49,12 +54,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peers  # noqa: E402
 
 
-def kfuse_run(mod, kir, graph, lg, reps, seed, path, stream="own"):
+def kfuse_run(mod, kir, graph, lg, reps, seed, path, stream="own", fast=False):
     """One kfbench run of graph at 2^lg on its own stream or CUDA's legacy
-    default stream: its median ms per launch."""
+    default stream, with fast math or not: its median ms per launch."""
     argv = [b"kfbench", b"--backend", b"cuda", b"--sizes", str(lg).encode(), b"--reps", str(reps).encode(),
-            b"--seed", str(seed).encode(), b"--csv", path.encode(), b"--stream", stream.encode(), kir.encode(),
-            graph.encode()]
+            b"--seed", str(seed).encode(), b"--csv", path.encode(), b"--stream", stream.encode()] + \
+        [b"--fast-math"] * fast + [kir.encode(), graph.encode()]
     rc = mod.kfbench_main(len(argv), (ctypes.c_char_p * len(argv))(*argv))
     ctypes.CDLL(None).fflush(None)  # kfbench's lines before ours
     with open(path) as f:
@@ -81,11 +86,13 @@ def stat(xs):
 
 
 def sides_of(a):
-    """kfuse's systems: (label, stream, literal) for every --stream, and
-    the literal graphs on the first stream with --literal."""
+    """kfuse's systems: (label, stream, literal, fast) for every --stream,
+    the literal graphs on the first stream with --literal, and kfuse with
+    fast math on the first stream with --fast-math."""
     streams = ("own", "legacy") if a.stream == "both" else (a.stream,)
-    sides = [("kfuse-cuda" + ("" if s == "own" else " " + s), s, False) for s in streams]
-    return sides + [("kfuse literal", streams[0], True)] * a.literal
+    sides = [("kfuse-cuda" + ("" if s == "own" else " " + s), s, False, False) for s in streams]
+    return sides + [("kfuse literal", streams[0], True, False)] * a.literal + \
+        [("kfuse fast-math", streams[0], False, True)] * a.fast_math
 
 
 def pool(paths, out):
@@ -145,6 +152,7 @@ def main():
     ap.add_argument("--seed", type=int, default=20240607)
     ap.add_argument("--literal", action="store_true", help="also kfuse on the graphs with literal shapes")
     ap.add_argument("--stream", choices=("own", "legacy", "both"), default="own", help="kfuse's stream")
+    ap.add_argument("--fast-math", action="store_true", help="also kfuse with kf_context_options.fast_math")
     ap.add_argument("--processes", type=int, default=1, help="run in this many processes and pool them")
     ap.add_argument("--module", default="build/gpu/libkfbench_inproc.so")
     ap.add_argument("--out", help="also write the table to this Markdown file")
@@ -177,7 +185,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="inproc")
     sides = sides_of(a)
     head = ["| workload | N | torch.compile us (rounds) | of copy"] + \
-        [f"{s} us (rounds) | of copy | speed / torch.compile | rounds faster" for s, _, _ in sides]
+        [f"{s} us (rounds) | of copy | speed / torch.compile | rounds faster" for s, *_ in sides]
     lines = [" | ".join(head) + " |", "|---|---|---|---|" + "---|---|---|---|" * len(sides)]
     rows = []
     for lg in [int(s) for s in a.sizes.split(",")]:
@@ -196,7 +204,7 @@ def main():
                         times[side].append(peers.time_row(lib, fns[name], sets, a.reps)[0])
                     else:
                         times[side].append(kfuse_run(mod, lit if side[2] else a.kir, name, lg, a.reps, a.seed + lg,
-                                                     os.path.join(tmp, "kf.csv"), side[1]))
+                                                     os.path.join(tmp, "kf.csv"), side[1], side[3]))
             del sets
             lib.release()
             tc = times["tc"]

@@ -763,7 +763,8 @@ static bool bench_launch(bench *b, const kf_module *m, int device)
 static int usage(void)
 {
     fprintf(stderr, "usage: kfbench [--backend cuda|opencl|cpu] [--device I] [--sizes 12,20,26,28] [--reps N]\n"
-                    "               [--seed S] [--csv FILE] [--launch] [--stream own|legacy] WORKLOADS.kir [GRAPH...]\n"
+                    "               [--seed S] [--csv FILE] [--launch] [--stream own|legacy] [--fast-math]\n"
+                    "               WORKLOADS.kir [GRAPH...]\n"
                     "       kfbench --list [--backend B]    (the backend's devices, by index)\n");
     return 2;
 }
@@ -820,6 +821,8 @@ int main(int argc, char **argv)
             launch = true;
         } else if (strcmp(a, "--list") == 0) {
             list = true;
+        } else if (strcmp(a, "--fast-math") == 0) {   /* kf_context_options.fast_math: system "kfuse-cuda-fast" */
+            o.fast_math = true;
         } else if (a[0] == '-' && !v) {
             return usage();
         } else if (strcmp(a, "--backend") == 0) {
@@ -872,7 +875,7 @@ int main(int argc, char **argv)
         return 1;
     }
     kf_context_info(b.ctx, &b.info);
-    snprintf(b.system, sizeof b.system, "kfuse-%s", kf_backend_name(b.info.backend));
+    snprintf(b.system, sizeof b.system, "kfuse-%s%s", kf_backend_name(b.info.backend), o.fast_math ? "-fast" : "");
     printf("# kfbench: %s on %s (%s, driver %s, %.1f GiB, %d compute units)%s\n", b.system, b.info.name, b.info.arch,
            b.info.driver, b.info.memory_bytes / 1073741824.0, b.info.compute_units,
            legacy ? "; on CUDA's legacy default stream" : "");

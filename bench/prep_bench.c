@@ -47,7 +47,7 @@ static bool make_targets(kf_target_desc td[2])
     snprintf(info.name, sizeof info.name, "cpu-haswell-AMD EPYC 7B13");
     snprintf(info.arch, sizeof info.arch, "OpenCL 3.0 PoCL HSTR: cpu-x86_64-pc-linux-gnu-haswell");
     snprintf(info.driver, sizeof info.driver, "5.0+debian");
-    return kf_cache_target_cuda_arch("sm_90", "nvrtc 12.8 -default-device --fmad=false", &td[0].t) == KF_OK &&
+    return kf_cache_target_cuda_arch("sm_90", "nvrtc 12.8 -default-device --fmad=false", NULL, &td[0].t) == KF_OK &&
            kf_cache_target_of(&info,
                               "opencl platform 'OpenCL 3.0 PoCL 5.0+debian' device 'cpu-haswell-AMD EPYC 7B13' "
                               "'OpenCL 3.0 PoCL HSTR: cpu-x86_64-pc-linux-gnu-haswell' driver '5.0+debian' "

@@ -53,7 +53,8 @@ kf_status kf_rt_cache_open(kf_context *ctx, const kf_context_options *opts)
         return KF_ERR_NO_MEMORY;
     }
     const char *cid = ctx->be->compiler_id ? ctx->be->compiler_id(ctx->dev) : NULL;
-    rc->keyed = kf_cache_target_of(&ctx->info, cid, NULL, &rc->target) == KF_OK;
+    kf_fuse_options fuse = { .fast_math = opts && opts->fast_math };
+    rc->keyed = kf_cache_target_of(&ctx->info, cid, &fuse, &rc->target) == KF_OK;
     if (!rc->keyed) {
         /* no key material known for this backend: compile every time */
         memset(&rc->target, 0, sizeof rc->target);
@@ -61,7 +62,9 @@ kf_status kf_rt_cache_open(kf_context *ctx, const kf_context_options *opts)
         rc->target.lang = ctx->info.backend == KF_BACKEND_CUDA  ? KF_TARGET_CUDA
                           : ctx->info.backend == KF_BACKEND_CPU ? KF_TARGET_LLVM
                                                                 : KF_TARGET_OPENCL;
+        rc->target.fuse = fuse;
         kf_fuse_options_default(&rc->target.fuse);
+        rc->target.caps.fast_math = fuse.fast_math;
     }
     target_variant(rc);
     ctx->cache = rc;

@@ -455,7 +455,7 @@ static int float_bits(kf_dtype t)
     return t == KF_BF16 ? 8 : t == KF_F16 ? 11 : t == KF_F32 ? 24 : 53;
 }
 
-kf_rg_dep kf_rg_output_dep(const kf_graph *g, int j)
+kf_rg_dep kf_rg_output_dep(const kf_graph *g, int j, bool fast_math)
 {
     int32_t out = g->outputs[j];
     kf_rg_dep *d = malloc((size_t)(out + 1) * sizeof *d);
@@ -463,7 +463,9 @@ kf_rg_dep kf_rg_output_dep(const kf_graph *g, int j)
         return (kf_rg_dep){ false, true, KF_BF16 };
     for (int32_t i = 0; i <= out; i++) {   /* arguments come before their users */
         const kf_irnode *x = &g->nodes[i];
-        d[i].exact = !inexact((kf_op)x->op);
+        kf_op op = (kf_op)x->op;
+        d[i].exact = !inexact(op) && !(fast_math && (op == KF_OP_DIV || op == KF_OP_RCP || op == KF_OP_RSQRT) &&
+                                       kf_dt_is_float((kf_dtype)x->dtype) && x->dtype != KF_F64);
         d[i].fsum = false;
         d[i].coarsest = kf_dt_is_float((kf_dtype)x->dtype) ? (kf_dtype)x->dtype : KF_F64;
         for (int a = 0; a < x->nargs; a++) {
@@ -481,15 +483,32 @@ kf_rg_dep kf_rg_output_dep(const kf_graph *g, int j)
     return r;
 }
 
+bool kf_rg_fast_math_op(const kf_graph *g)
+{
+    for (int32_t i = 0; i < g->nnodes; i++) {
+        const kf_irnode *x = &g->nodes[i];
+        if (!kf_dt_is_float((kf_dtype)x->dtype) || x->dtype == KF_F64)
+            continue;
+        switch (x->op) {
+        case KF_OP_EXP: case KF_OP_EXP2: case KF_OP_LOG: case KF_OP_LOG2: case KF_OP_LOG10: case KF_OP_SIN:
+        case KF_OP_COS: case KF_OP_TAN: case KF_OP_RSQRT: case KF_OP_RCP: case KF_OP_SIGMOID: case KF_OP_DIV:
+            return true;
+        default: break;
+        }
+    }
+    return false;
+}
+
 /* The smallest normal magnitude of float dtype t. */
 static double min_normal(kf_dtype t)
 {
     return t == KF_F16 ? 0x1p-14 : t == KF_F64 ? DBL_MIN : FLT_MIN;
 }
 
-int64_t kf_rg_compare(const kf_graph *g, int j, const void *got, const kf_host_array *want, int64_t n, int64_t *bad1)
+int64_t kf_rg_compare(const kf_graph *g, int j, const void *got, const kf_host_array *want, int64_t n,
+                      bool fast_math, int64_t *bad1)
 {
-    kf_rg_dep dep = kf_rg_output_dep(g, j);
+    kf_rg_dep dep = kf_rg_output_dep(g, j, fast_math);
     kf_dtype t = want->dtype;
     size_t es = kf_dtype_size(t);
     bool fl = kf_dt_is_float(t);

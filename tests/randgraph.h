@@ -58,13 +58,20 @@ int64_t kf_rg_sym_value(const kf_rg_sizes *sizes, const char *sym);
  * backends accumulate in their own order (in f32 for f16, bf16 and f32,
  * docs/codegen.md), so that a partial result may overflow or underflow
  * where the interpreter's row-major double does not (0 * inf: NaN against
- * 0). */
+ * 0).  fast_math: the program was compiled with it (kf_context_options),
+ * so a float division, rcp or rsqrt is inexact too. */
 typedef struct kf_rg_dep {
     bool exact;
     bool fsum;
     kf_dtype coarsest;
 } kf_rg_dep;
-kf_rg_dep kf_rg_output_dep(const kf_graph *g, int j);
+kf_rg_dep kf_rg_output_dep(const kf_graph *g, int j, bool fast_math);
+
+/* Does g hold an op that fast_math approximates on some backend: an f32,
+ * f16 or bf16 exp, exp2, log, log2, log10, sin, cos, tan, rsqrt, rcp,
+ * sigmoid or division (docs/codegen.md, "Fast math")?  Code for a graph
+ * without one is the same with fast_math and without. */
+bool kf_rg_fast_math_op(const kf_graph *g);
 
 /* Mismatches of n elements of output j of g (got) against the
  * interpreter's (want), by what the output depends on: an exact output bit
@@ -78,9 +85,10 @@ kf_rg_dep kf_rg_output_dep(const kf_graph *g, int j);
  * upstream moves a cast or a comparison by one step at a boundary (erf
  * saturating to 1 in f32 near 4, then cast to i8, on some elements; a
  * u32 flipped from 1 to 0 before a neg), where an unwritten or wrong
- * output differs almost everywhere.  *bad1: the first mismatch. */
+ * output differs almost everywhere.  *bad1: the first mismatch.
+ * fast_math as for kf_rg_output_dep. */
 int64_t kf_rg_compare(const kf_graph *g, int j, const void *got, const kf_host_array *want, int64_t n,
-                      int64_t *bad1);
+                      bool fast_math, int64_t *bad1);
 
 /* Whether every node of g has at most max_elems elements under sizes.  A
  * graph may hold [n, n] or [k, n, n] operands: at a test's largest sizes

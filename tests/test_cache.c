@@ -177,10 +177,13 @@ static bool key_of(const char *text, const kf_cache_target *t, uint8_t out[16])
 
 static void test_keys(void)
 {
-    kf_cache_target sm80, sm90, newer, opt, ocl;
-    CHECK_STATUS(kf_cache_target_cuda_arch("sm_80", "nvrtc 12.8 -default-device --fmad=false", &sm80), KF_OK);
-    CHECK_STATUS(kf_cache_target_cuda_arch("sm_90", "nvrtc 12.8 -default-device --fmad=false", &sm90), KF_OK);
-    CHECK_STATUS(kf_cache_target_cuda_arch("sm_90", "nvrtc 12.9 -default-device --fmad=false", &newer), KF_OK);
+    kf_cache_target sm80, sm90, newer, opt, ocl, fast;
+    kf_fuse_options fm = { .fast_math = true };
+    CHECK_STATUS(kf_cache_target_cuda_arch("sm_80", "nvrtc 12.8 -default-device --fmad=false", NULL, &sm80), KF_OK);
+    CHECK_STATUS(kf_cache_target_cuda_arch("sm_90", "nvrtc 12.8 -default-device --fmad=false", NULL, &sm90), KF_OK);
+    CHECK_STATUS(kf_cache_target_cuda_arch("sm_90", "nvrtc 12.9 -default-device --fmad=false", NULL, &newer), KF_OK);
+    CHECK_STATUS(kf_cache_target_cuda_arch("sm_90", "nvrtc 12.8 -default-device --fmad=false", &fm, &fast), KF_OK);
+    CHECK(fast.caps.fast_math && !sm90.caps.fast_math && strstr(fast.options, "fast_math=1"));
     kf_fuse_options fo = { .max_ops = 100 };
     kf_device_info info;
     memset(&info, 0, sizeof info);
@@ -201,6 +204,7 @@ static void test_keys(void)
     CHECK(key_of(g_base, &newer, k) && memcmp(k, base, 16) != 0);
     CHECK(key_of(g_base, &opt, k) && memcmp(k, base, 16) != 0);
     CHECK(key_of(g_base, &ocl, k) && memcmp(k, base, 16) != 0);
+    CHECK(key_of(g_base, &fast, k) && memcmp(k, base, 16) != 0);   /* the options (g_base has no approximated op) */
     /* every field of the material counts, each on its own */
     uint8_t h0[16], h[16];
     kf_cache_key_hash(1, "0.1.0", "cuda", "sm_90", "nvrtc", "o", "src", 3, h0);

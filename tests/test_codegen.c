@@ -276,7 +276,8 @@ static void emit_case(tcase *c, const kf_cg_caps *devcaps)
         return;
     /* CUDA as for sm_80 and later (every NVRTC target below is one);
      * OpenCL without inline PTX (PoCL runs it) but the device's fence */
-    kf_cg_caps sm80 = { true, true, true, true, true }, all = { true, true, false, true, devcaps && devcaps->ptx };
+    kf_cg_caps sm80 = { .fp64 = true, .fp16 = true, .nan_minmax = true, .gpu = true, .ptx = true },
+               all = { .fp64 = true, .fp16 = true, .gpu = true, .ptx = devcaps && devcaps->ptx };
     c->cuda = emit(c, KF_TARGET_CUDA, &sm80, KF_OK, NULL);
     c->ocl = emit(c, KF_TARGET_OPENCL, &all, KF_OK, NULL);
     char *again = emit(c, KF_TARGET_CUDA, &sm80, KF_OK, NULL);
@@ -318,6 +319,18 @@ static void emit_case(tcase *c, const kf_cg_caps *devcaps)
         CHECK_MSG(s != KF_OK || a->param_bytes <= 4096, "%s: kernel %d has %zu parameter bytes", c->name, k,
                   a->param_bytes);
         free(a);
+    }
+    /* fast_math changes the code of a graph with an op it approximates only */
+    if (!kf_rg_fast_math_op(c->pl.plan->g) && c->cuda && c->ocl) {
+        sm80.fast_math = all.fast_math = true;
+        again = emit(c, KF_TARGET_CUDA, &sm80, KF_OK, NULL);
+        CHECK_MSG(again && strcmp(c->cuda, again) == 0, "%s: fast_math changed CUDA code it has nothing to do in",
+                  c->name);
+        free(again);
+        again = emit(c, KF_TARGET_OPENCL, &all, KF_OK, NULL);
+        CHECK_MSG(again && strcmp(c->ocl, again) == 0, "%s: fast_math changed OpenCL code it has nothing to do in",
+                  c->name);
+        free(again);
     }
     /* sin and cos of one operand share one sincos call on both dialects */
     if (strncmp(c->name, "sincos", 6) == 0 && c->cuda && c->ocl)
@@ -1732,7 +1745,7 @@ static void test_errors(void)
     CHECK_STATUS(kf_cg_emit(NULL, KF_TARGET_CUDA, NULL, &o, err, sizeof err), KF_ERR_INVALID_ARG);
     const tcase *c = find_case("halfs");
     if (c) {
-        kf_cg_caps no16 = { true, false, false, true, false };
+        kf_cg_caps no16 = { .fp64 = true, .gpu = true };
         CHECK_STATUS(kf_cg_emit(c->pl.plan, KF_TARGET_OPENCL, &no16, &o, err, sizeof err), KF_ERR_UNSUPPORTED);
         CHECK(strstr(err, "cl_khr_fp16") && strstr(err, "halfs") && strstr(err, "f16"));
         kf_sb_reset(&o);
@@ -1741,7 +1754,8 @@ static void test_errors(void)
     }
     c = find_case("rows");
     if (c) {   /* f32 max: one PTX instruction from sm_80 (CUDA, NVIDIA's OpenCL), else selects */
-        kf_cg_caps before80 = { true, true, false, true, true }, from80 = { true, true, true, true, true };
+        kf_cg_caps before80 = { .fp64 = true, .fp16 = true, .gpu = true, .ptx = true },
+                   from80 = { .fp64 = true, .fp16 = true, .nan_minmax = true, .gpu = true, .ptx = true };
         CHECK_STATUS(kf_cg_emit(c->pl.plan, KF_TARGET_CUDA, &from80, &o, err, sizeof err), KF_OK);
         CHECK(strstr(kf_sb_str(&o), "max.NaN.f32") && !strstr(kf_sb_str(&o), "a != a ?"));
         kf_sb_reset(&o);
@@ -1769,7 +1783,7 @@ static void test_errors(void)
     }
     c = find_case("discount");
     if (c) {
-        kf_cg_caps no64 = { false, true, false, true, false };
+        kf_cg_caps no64 = { .fp16 = true, .gpu = true };
         CHECK_STATUS(kf_cg_emit(c->pl.plan, KF_TARGET_OPENCL, &no64, &o, err, sizeof err), KF_ERR_UNSUPPORTED);
         CHECK(strstr(err, "cl_khr_fp64") && strstr(err, "f64"));
         kf_sb_reset(&o);
@@ -1792,6 +1806,73 @@ static void test_errors(void)
         free(a);
     }
     kf_sb_free(&o);
+}
+
+/* kf_cg_caps.fast_math: every op it approximates in f32 through the
+ * target's approximate function, sin and cos of one operand in one call
+ * where the target has one; pow, tanh, exp2 on CUDA, and f64 accurate; no
+ * approximate function without it.  With nvrtc, NVRTC compiles the CUDA
+ * module (sm_80 and PTX for compute_90, with the corpus's modules: main). */
+static void test_fast_math(bool nvrtc)
+{
+    static const char text[] =
+        "kfuse 1\ngraph fm(x: f32[n], y: f32[n], h: f16[n], d: f64[n]) -> (a, b, c, e, f, g) {\n"
+        "  a = add (add (exp x), (log x)), (add (log2 x), (log10 x))\n"
+        "  b = add (add (sin x), (cos x)), (add (tan x), (rsqrt x))\n"
+        "  c = add (add (div x, y), (rcp y)), (add (sigmoid x), (exp2 x))\n"
+        "  e = add (pow x, y), (tanh x)\n"
+        "  f = add (exp d), (div d, (sin d))\n"
+        "  g = exp h\n}\n";
+    /* operands: x0 x, x1 y, x2 h, x3 d */
+    static const char *const cuda_fast[] = { "= __expf(x0", "= __logf(", "= __log2f(", "= __log10f(", "__sincosf(x0",
+                                             "= __tanf(", "= rsqrtf(", "__fdividef(x0", "__fdividef(1.0f",
+                                             "__fdividef(1.0f, __fadd_rn(1.0f, __expf(-", "= exp2f(", "= powf(",
+                                             "= tanhf(", "= exp(x3", "__ddiv_rn(x3", "= sin(x3", "kf_rh(__expf(x2" };
+    static const char *const ocl_fast[] = { "= native_exp(x0", "= native_log(", "= native_log2(", "= native_log10(",
+                                            "= native_sin(", "= native_cos(", "= native_tan(", "= native_rsqrt(",
+                                            "native_divide(x0", "native_divide(1.0f", "= native_exp2(", "= pow(",
+                                            "= tanh(", "= exp(x3", "= (x3 / ", "= sin(x3", "kf_rh(native_exp(x2" };
+    static const char *const approx[] = { "__expf", "__logf", "__sinf", "__sincosf", "__tanf", "rsqrtf",
+                                          "__fdividef", "native_" };
+    kf_module *m = NULL;
+    CHECK_STATUS(kf_module_parse(text, strlen(text), "fm", NULL, &m), KF_OK);
+    kf_fuse_options fo = { .fast_math = true };
+    kf_pipeline pl;
+    if (!m || kf_fuse(kf_module_graph(m, 0), &fo, NULL, &pl) != KF_OK) {
+        CHECK_MSG(false, "fast_math graph: %s", m ? pl.err : "parse");
+        kf_module_free(m);
+        return;
+    }
+    kf_cg_caps caps = { .fp64 = true, .fp16 = true, .nan_minmax = true, .gpu = true, .ptx = true };
+    for (int fast = 0; fast < 2; fast++) {
+        caps.fast_math = fast;
+        for (int t = 0; t < 2; t++) {
+            kf_strbuf o = KF_STRBUF_INIT;
+            char err[512] = "";
+            CHECK_STATUS(kf_cg_emit(pl.plan, t ? KF_TARGET_OPENCL : KF_TARGET_CUDA, &caps, &o, err, sizeof err),
+                         KF_OK);
+            const char *src = kf_sb_str(&o), *tn = t ? "OpenCL" : "CUDA";
+            const char *const *want = t ? ocl_fast : cuda_fast;
+            size_t nwant = t ? sizeof ocl_fast / sizeof *ocl_fast : sizeof cuda_fast / sizeof *cuda_fast;
+            for (size_t i = 0; fast && i < nwant; i++)
+                CHECK_MSG(strstr(src, want[i]) != NULL, "fast_math %s: no '%s'", tn, want[i]);
+            for (size_t i = 0; !fast && i < sizeof approx / sizeof *approx; i++)
+                CHECK_MSG(strstr(src, approx[i]) == NULL, "%s without fast_math: '%s'", tn, approx[i]);
+            if (fast)   /* no accurate f32 call left but those it keeps */
+                CHECK_MSG(!strstr(src, t ? "= exp(x0" : "= expf(") && !strstr(src, t ? "= sincos(" : "    sincosf(") &&
+                              !strstr(src, "__fdiv_rn") && !strstr(src, "kf_sinf"),
+                          "fast_math %s: an accurate f32 function left", tn);
+#if KFUSE_WITH_CUDA
+            if (fast && !t && nvrtc) {
+                nv_add(src, "fast_math module", "--gpu-architecture=sm_80", false);
+                nv_add(src, "fast_math module", "--gpu-architecture=compute_90", true);
+            }
+#endif
+            kf_sb_free(&o);
+        }
+    }
+    kf_pipeline_clear(&pl);
+    kf_module_free(m);
 }
 
 /* -- Main ------------------------------------------------------------------------------------------------- */
@@ -2010,6 +2091,7 @@ int main(void)
     test_format();
     test_abi();
     test_errors();
+    test_fast_math(env_int("KF_TEST_CG_NVRTC", 1));
     const char *dump = getenv("KF_TEST_CG_DUMP");   /* a case name: print graph, plan and sources */
     for (int i = 0; dump && i < ncases; i++)
         if (strcmp(cases[i].name, dump) == 0) {

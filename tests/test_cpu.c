@@ -908,7 +908,7 @@ static void test_emit(void)
     if (m && kf_fuse(kf_module_graph(m, 0), NULL, NULL, &p) == KF_OK) {
         kf_strbuf a = KF_STRBUF_INIT;
         char err[256];
-        kf_cg_caps caps = { false, true, false, false, false };
+        kf_cg_caps caps = { .fp16 = true };
         CHECK_STATUS(kf_cg_emit(p.plan, KF_TARGET_LLVM, &caps, &a, err, sizeof err), KF_ERR_UNSUPPORTED);
         CHECK_CONTAINS(err, "f64");
         kf_sb_free(&a);
@@ -987,7 +987,7 @@ static void test_random(int count)
                     void *got = malloc(bytes + 1);
                     kf_download(got, outs[j].buf, 0, bytes, NULL);
                     if (th == 7) {
-                        int64_t bad1 = -1, bad = kf_rg_compare(g, j, got, &ref[j], n, &bad1);
+                        int64_t bad1 = -1, bad = kf_rg_compare(g, j, got, &ref[j], n, false, &bad1);
                         CHECK_MSG(bad == 0, "random seed %llu size %zu output %d (%s): %lld mismatches, first at %lld: "
                                   "got %.9g want %.9g", (unsigned long long)seed, z, j, kf_dtype_name(ref[j].dtype),
                                   (long long)bad, (long long)bad1, bad ? rt_load(got, ref[j].dtype, bad1) : 0.0,

@@ -9,6 +9,7 @@
  * (random graphs, 200), KFUSE_TEST_SEED (the first one's index i, default
  * 0; graph i has seed 1000 + i), KFUSE_TEST_CORPUS (the corpus folders to
  * run, default "fuse,golden,codegen,runtime"). */
+#include "cache_util.h"
 #include "check.h"
 #include "codegen.h"
 #include "gpu_order.h"
@@ -27,6 +28,8 @@
 
 static const int64_t sizes[] = { 1, 7, 1000, 66000 };
 enum { OUT_GUARD = 64 };   /* poisoned bytes on each side of an output (keeps its 16-byte alignment) */
+static bool fast_run;      /* the programs run are fast_math ones: run_graph runs only graphs with an op it
+                            * approximates, run_case compares as kf_rg_compare says for them */
 
 typedef struct harray {
     kf_host_array a;
@@ -209,7 +212,7 @@ static void run_case(kf_context *ctx, kf_program *prog, const kf_graph *g, int64
             }
             CHECK_MSG(over < 0, "%s: output '%s' (%zu bytes): a byte at %lld from its start was written", label,
                       kf_graph_output_name(g, j), bytes, over);
-            int64_t first = -1, bad = kf_rg_compare(g, j, got, &ref[j], n, &first);
+            int64_t first = -1, bad = kf_rg_compare(g, j, got, &ref[j], n, fast_run, &first);
             CHECK_MSG(bad == 0, "%s: output '%s' (%s, %lld elements): %lld mismatches, first at %lld: got %.9g want %.9g",
                       label, kf_graph_output_name(g, j), kf_dtype_name(ref[j].dtype), (long long)n, (long long)bad,
                       (long long)first, bad ? rt_load(got, ref[j].dtype, first) : 0.0,
@@ -243,6 +246,8 @@ static int graphs_run;
 /* specials: inputs hold special values too (kf_rg_specials) */
 static void run_graph(kf_context *ctx, kf_graph *g, const char *file, uint64_t seed, bool specials)
 {
+    if (fast_run && !kf_rg_fast_math_op(g))
+        return;
     kf_device_info info;
     kf_context_info(ctx, &info);
     kf_program *prog = NULL;
@@ -546,7 +551,7 @@ static void test_narrow_ints(kf_context *ctx)
             ok = ok && kf_run_host(p, &in, 1, sc, 1, got, no, NULL) == KF_OK;
             CHECK_MSG(ok, "%s, y = %lld: %s", tn, (long long)ybits, ok ? "" : kf_context_error(ctx));
             for (int j = 0; ok && j < no; j++) {
-                int64_t first = -1, bad = kf_rg_compare(kf_module_graph(m, 0), j, got[j].data, &want[j], n, &first);
+                int64_t first = -1, bad = kf_rg_compare(kf_module_graph(m, 0), j, got[j].data, &want[j], n, false, &first);
                 CHECK_MSG(bad == 0, "%s %s, y = %lld: %lld of %lld differ, first at bits %lld", tn, o->expr[j],
                           (long long)ybits, (long long)bad, (long long)n, (long long)first);
             }
@@ -1036,6 +1041,79 @@ static void test_memo(kf_context *ctx, kf_context *other)
     kf_program_free(p);
 }
 
+/* The files named, else the corpus; then nrandom seeded random graphs. */
+static void run_all(kf_context *ctx, const kf_device_info *info, int argc, char **argv, int nrandom)
+{
+    if (argc > 1) {
+        for (int i = 1; i < argc; i++)
+            run_file(ctx, argv[i], 42);
+    } else {
+        /* the fusion and golden graphs, the codegen corpus
+         * (tests/codegen/corpus.kir), graphs for launch rules
+         * (runtime/warp.kir); KFUSE_TEST_CORPUS lists the folders to run */
+        static const char *const dirs[] = { "fuse", "golden", "codegen", "runtime" };
+        const char *only = getenv("KFUSE_TEST_CORPUS");
+        for (int i = 0; i < (int)(sizeof dirs / sizeof dirs[0]); i++)
+            if (!only || strstr(only, dirs[i]))
+                run_dir(ctx, dirs[i], 1 + (uint64_t)i);
+    }
+    /* seeded random graphs: every op kind, dtype, broadcast and reduction */
+    const char *first = getenv("KFUSE_TEST_SEED");
+    int i0 = first ? atoi(first) : 0;
+    kf_rg_options ro = { .no_f16 = !info->fp16, .no_f64 = !info->fp64 };
+    for (int i = i0; i < i0 + nrandom; i++) {
+        kf_graph *g = kf_rg_graph("rand", 1000 + (uint64_t)i, &ro);
+        char label[64];
+        snprintf(label, sizeof label, "random seed %d", 1000 + i);
+        if (g)   /* fast_math: no special values, whose handling its functions leave to the device */
+            run_graph(ctx, g, label, 77 + (uint64_t)i, i % 2 == 1 && !fast_run);
+        kf_graph_free(g);
+    }
+}
+
+/* A context with fast_math: the graphs of run_all holding an op it
+ * approximates (nrandom random ones looked at), on ordinary inputs,
+ * against the interpreter (kf_rg_compare with fast_math); and its kernels
+ * cached apart from an exact context's on the same cache directory. */
+static void test_fast_math(kf_backend b, int argc, char **argv, int nrandom)
+{
+    char dir[512];
+    temp_dir(dir, sizeof dir, "fastmath");
+    kf_context_options o = { .backend = b, .device = 0, .cache_dir = dir, .cache_mode = KF_CACHE_RW };
+    kf_context *exact = NULL, *fast[2] = { NULL, NULL };
+    CHECK_STATUS(kf_context_create(&o, &exact, NULL, 0), KF_OK);
+    o.fast_math = true;
+    CHECK_STATUS(kf_context_create(&o, &fast[0], NULL, 0), KF_OK);
+    CHECK_STATUS(kf_context_create(&o, &fast[1], NULL, 0), KF_OK);
+    if (!exact || !fast[0] || !fast[1])
+        goto done;
+    /* each kind compiles its own kernel once; the second fast context reads the first one's */
+    static const char boxplus[] = "kfuse 1\ngraph bp(a: f32[n], b: f32[n]) -> (y) {\n"
+                                  "  y = log (div (add 1.0, (exp (add a, b))), (add (exp a), (exp b)))\n}\n";
+    kf_context *order[3] = { exact, fast[0], fast[1] };
+    for (int i = 0; i < 3; i++) {
+        kf_program_free(text_program(order[i], boxplus, NULL));
+        kf_stats st;
+        kf_context_stats(order[i], &st);
+        CHECK_MSG(st.misses == (i < 2) && st.disk_hits == (i == 2), "fast_math cache, context %d: %llu misses, "
+                  "%llu disk hits", i, (unsigned long long)st.misses, (unsigned long long)st.disk_hits);
+    }
+    kf_device_info info;
+    kf_context_info(fast[0], &info);
+    fast_run = true;
+    run_all(fast[0], &info, argc, argv, nrandom);
+    fast_run = false;
+    printf("%s fast_math: %d graphs with an approximated op (of the corpus and %d random) run against the "
+           "interpreter\n", kf_backend_name(b), graphs_run, nrandom);
+    CHECK(graphs_run > 5 || argc > 1);
+    graphs_run = 0;
+done:
+    kf_context_destroy(exact);
+    kf_context_destroy(fast[0]);
+    kf_context_destroy(fast[1]);
+    rm_rf(dir);
+}
+
 static void test_backend(kf_backend b, int argc, char **argv)
 {
     kf_context_options o = { .backend = b, .device = 0 };
@@ -1070,37 +1148,16 @@ static void test_backend(kf_backend b, int argc, char **argv)
     test_fold_order(ctx, info.fp64);
     test_narrow_ints(ctx);
     test_wide(ctx, &info);
-    if (argc > 1) {
-        for (int i = 1; i < argc; i++)
-            run_file(ctx, argv[i], 42);
-    } else {
-        /* the fusion and golden graphs, the codegen corpus
-         * (tests/codegen/corpus.kir), graphs for launch rules
-         * (runtime/warp.kir); KFUSE_TEST_CORPUS lists the folders to run */
-        static const char *const dirs[] = { "fuse", "golden", "codegen", "runtime" };
-        const char *only = getenv("KFUSE_TEST_CORPUS");
-        for (int i = 0; i < (int)(sizeof dirs / sizeof dirs[0]); i++)
-            if (!only || strstr(only, dirs[i]))
-                run_dir(ctx, dirs[i], 1 + (uint64_t)i);
-    }
-    /* seeded random graphs: every op kind, dtype, broadcast and reduction */
-    const char *nr = getenv("KFUSE_TEST_RANDOM"), *first = getenv("KFUSE_TEST_SEED");
-    int nrandom = nr ? atoi(nr) : 200, i0 = first ? atoi(first) : 0;
-    kf_rg_options ro = { .no_f16 = !info.fp16, .no_f64 = !info.fp64 };
-    for (int i = i0; i < i0 + nrandom; i++) {
-        kf_graph *g = kf_rg_graph("rand", 1000 + (uint64_t)i, &ro);
-        char label[64];
-        snprintf(label, sizeof label, "random seed %d", 1000 + i);
-        if (g)
-            run_graph(ctx, g, label, 77 + (uint64_t)i, i % 2 == 1);
-        kf_graph_free(g);
-    }
+    const char *nr = getenv("KFUSE_TEST_RANDOM");
+    int nrandom = nr ? atoi(nr) : 200;
+    run_all(ctx, &info, argc, argv, nrandom);
     printf("%s: %d graphs (corpus and %d random) run against the interpreter\n", kf_backend_name(b), graphs_run,
            nrandom);
     CHECK(graphs_run > 20);
     graphs_run = 0;
     kf_context_destroy(other);
     kf_context_destroy(ctx);
+    test_fast_math(b, argc, argv, nrandom / 4);
 }
 
 /* test_runtime BACKEND [FILE.kir...]: one backend (cuda, opencl, cpu) per

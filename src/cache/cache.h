@@ -38,15 +38,17 @@ typedef struct kf_cache_target {
 
 /* Describe the target of a device: info as the backend's open() filled it,
  * compiler_id as its compiler_id() returns it (NULL: none).  fuse may be
- * NULL (the defaults).  KF_ERR_UNSUPPORTED for a backend without codegen. */
+ * NULL (the defaults); its fast_math also sets caps.fast_math.
+ * KF_ERR_UNSUPPORTED for a backend without codegen. */
 kf_status kf_cache_target_of(const kf_device_info *info, const char *compiler_id, const kf_fuse_options *fuse,
                              kf_cache_target *out);
 /* What codegen may use on the device of info (kf_cg_caps). */
 kf_cg_caps kf_cache_caps_of(const kf_device_info *info);
 /* The CUDA target of an architecture ("sm_90") without a device, exactly as
  * a context on an sm_90 device describes itself (same compiler identity
- * string: kf_rt_cuda_compiler_id). */
-kf_status kf_cache_target_cuda_arch(const char *arch, const char *compiler_id, kf_cache_target *out);
+ * string: kf_rt_cuda_compiler_id); fuse as for kf_cache_target_of. */
+kf_status kf_cache_target_cuda_arch(const char *arch, const char *compiler_id, const kf_fuse_options *fuse,
+                                    kf_cache_target *out);
 
 typedef struct kf_cache_key {
     uint8_t hash[16];               /* XXH3-128 of the material, canonical (big-endian) bytes */

@@ -32,7 +32,7 @@ kf_cg_caps kf_cache_caps_of(const kf_device_info *info)
 {
     /* sm is set on CUDA devices and NVIDIA's OpenCL ones, whose compilers
      * both take inline PTX */
-    return (kf_cg_caps){ info->fp64, info->fp16, info->sm >= 80, info->gpu, info->sm > 0 };
+    return (kf_cg_caps){ .fp64 = info->fp64, .fp16 = info->fp16, .nan_minmax = info->sm >= 80, .gpu = info->gpu, .ptx = info->sm > 0 };
 }
 
 kf_status kf_cache_target_of(const kf_device_info *info, const char *compiler_id, const kf_fuse_options *fuse,
@@ -69,11 +69,13 @@ kf_status kf_cache_target_of(const kf_device_info *info, const char *compiler_id
     if (fuse)
         out->fuse = *fuse;
     kf_fuse_options_default(&out->fuse);
+    out->caps.fast_math = out->fuse.fast_math;
     options_text(out);
     return KF_OK;
 }
 
-kf_status kf_cache_target_cuda_arch(const char *arch, const char *compiler_id, kf_cache_target *out)
+kf_status kf_cache_target_cuda_arch(const char *arch, const char *compiler_id, const kf_fuse_options *fuse,
+                                    kf_cache_target *out)
 {
     if (!arch || !out)
         return KF_ERR_INVALID_ARG;
@@ -84,7 +86,7 @@ kf_status kf_cache_target_cuda_arch(const char *arch, const char *compiler_id, k
     snprintf(info.arch, sizeof info.arch, "%s", arch);
     if (sscanf(arch, "sm_%d", &info.sm) != 1 && sscanf(arch, "compute_%d", &info.sm) != 1)
         info.sm = 0;
-    return kf_cache_target_of(&info, compiler_id, NULL, out);
+    return kf_cache_target_of(&info, compiler_id, fuse, out);
 }
 
 /* -- Key material ---------------------------------------------------------------- */

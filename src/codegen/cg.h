@@ -48,6 +48,13 @@ typedef struct kf_cg_spell {
     kf_cg_bin fadd[2], fsub[2], fmul[2], fdiv[2];   /* [0] f32, [1] f64: correctly rounded, never contracted */
     const char *fsqrt[2];           /* correctly rounded square root */
     const char *math[KF_OP_COUNT][2];      /* one-call functions by op, [0] f32, [1] f64 */
+    /* kf_cg_caps.fast_math: the target's approximate f32 functions by op
+     * (NULL: the accurate one stays), its approximate f32 division, and its
+     * approximate sin and cos of one operand in one call, as sincos (NULL:
+     * none, sin and cos are then called apart) */
+    const char *fast[KF_OP_COUNT];
+    kf_cg_bin fdiv_fast;
+    const char *sincos_fast;
     /* sin and cos of one operand in one call (one argument reduction),
      * [0] f32, [1] f64: f(x, &sin, &cos), or sin = f(x, &cos) when
      * sincos_returns_sin */

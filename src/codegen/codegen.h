@@ -106,7 +106,7 @@
  * kf_cg_pick_variant and kf_cg_launch_rule are the one implementation of
  * these choices for every backend.
  *
- * Compiling: no fast-math anywhere.  CUDA: NVRTC defaults (-prec-div=true
+ * Compiling: no fast-math flag anywhere (kf_cg_caps.fast_math picks functions, not flags).  CUDA: NVRTC defaults (-prec-div=true
  * -prec-sqrt=true -ftz=false); the code uses __fadd_rn-style intrinsics so
  * -fmad does not matter.  OpenCL: pass -cl-fp32-correctly-rounded-divide-sqrt
  * where the device reports CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT; never
@@ -138,6 +138,10 @@ typedef struct kf_cg_caps {
                   * point (docs/codegen.md, "Off a GPU") */
     bool ptx;    /* the compiler takes inline PTX (CUDA, NVIDIA's OpenCL): OpenCL's device-wide
                   * fence is then membar.gl, where NVIDIA compiles mem_fence to membar.cta */
+    bool fast_math; /* not a capability but the caller's choice (kf_context_options.fast_math; off
+                     * with NULL caps): f32 exp, log, sin, cos, tan, rsqrt and division (with
+                     * sigmoid's and rcp's) through the target's approximate functions
+                     * (docs/codegen.md, "Fast math"); the LLVM target ignores it */
 } kf_cg_caps;
 
 typedef enum kf_cg_variant {

@@ -66,6 +66,7 @@ typedef struct E {
     numcache *nums;    /* float literal texts (num_text) */
     bool gpu;          /* kf_cg_caps.gpu (always for CUDA) */
     const char *unroll;/* sp->unroll on a GPU, else "" (the compiler's choice) */
+    bool fast;         /* kf_cg_caps.fast_math */
 } E;
 
 static void use(E *e, int h)
@@ -94,6 +95,11 @@ static void use(E *e, int h)
 /* -- Types ---------------------------------------------------------------------------- */
 
 static int prec(kf_dtype t) { return t == KF_F64; }
+/* The approximate function of op at precision p under fast_math, else NULL
+ * (f16 and bf16 compute in f32, so they take it too). */
+static const char *fast_fn(const E *e, kf_op op, int p) { return e->fast && p == 0 ? e->sp->fast[op] : NULL; }
+/* The division at precision p: approximate in f32 under fast_math. */
+static const kf_cg_bin *fdiv_of(const E *e, int p) { return e->fast && p == 0 ? &e->sp->fdiv_fast : &e->sp->fdiv[p]; }
 static const char *ST(const E *e, kf_dtype t) { return e->sp->types[t]; }
 /* compute type: what a value lives in between operations */
 static const char *CT(const E *e, kf_dtype t)
@@ -419,9 +425,9 @@ static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
     int p = prec(t);
     const char *T = CT(e, t), *U = fl ? NULL : UP(e, t);
     unsigned bits = (unsigned)kf_dtype_size(t) * 8;
-    const char *fn = sp->math[op][p];
+    const char *fn = fast_fn(e, op, p) ? fast_fn(e, op, p) : sp->math[op][p];
     int trig = op == KF_OP_SIN ? TRIG_SIN : op == KF_OP_COS ? TRIG_COS : op == KF_OP_TAN ? TRIG_TAN : -1;
-    if (trig >= 0 && p == 0 && sp->split_trig) {
+    if (trig >= 0 && p == 0 && sp->split_trig && !fast_fn(e, op, p)) {
         fn = trig_wrap[trig];
         use(e, H_TRIG + trig);
     }
@@ -461,14 +467,19 @@ static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
         break;
     case KF_OP_SQRT: kf_sb_printf(o, "%s(%s)", sp->fsqrt[p], a[0]); break;
     case KF_OP_RSQRT:
+        if (fast_fn(e, op, p)) {
+            kf_sb_printf(o, "%s(%s)", fn, a[0]);
+            break;
+        }
         kf_sb_printf(&tmp, "%s(%s)", sp->fsqrt[p], a[0]);
         bin(o, &sp->fdiv[p], fone(p), kf_sb_str(&tmp));
         break;
-    case KF_OP_RCP: bin(o, &sp->fdiv[p], fone(p), a[0]); break;
+    case KF_OP_RCP: bin(o, fdiv_of(e, p), fone(p), a[0]); break;
     case KF_OP_SIGMOID:
-        kf_sb_printf(&tmp, "%s(-%s)", sp->math[KF_OP_EXP][p], a[0]);
+        kf_sb_printf(&tmp, "%s(-%s)", fast_fn(e, KF_OP_EXP, p) ? fast_fn(e, KF_OP_EXP, p) : sp->math[KF_OP_EXP][p],
+                     a[0]);
         bin(&tmp2, &sp->fadd[p], fone(p), kf_sb_str(&tmp));
-        bin(o, &sp->fdiv[p], fone(p), kf_sb_str(&tmp2));
+        bin(o, fdiv_of(e, p), fone(p), kf_sb_str(&tmp2));
         break;
     case KF_OP_CBRT: case KF_OP_EXP: case KF_OP_EXP2: case KF_OP_EXPM1: case KF_OP_LOG: case KF_OP_LOG2:
     case KF_OP_LOG10: case KF_OP_LOG1P: case KF_OP_SIN: case KF_OP_COS: case KF_OP_TAN: case KF_OP_ASIN:
@@ -498,7 +509,7 @@ static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
     }
     case KF_OP_DIV: case KF_OP_MOD:
         if (fl && op == KF_OP_DIV) {
-            bin(o, &sp->fdiv[p], a[0], a[1]);
+            bin(o, fdiv_of(e, p), a[0], a[1]);
         } else if (fl) {
             kf_sb_printf(o, "%s(%s, %s)", fn, a[0], a[1]);
         } else {   /* by 0: 0; signed by -1: MIN / -1 wraps to MIN, x % -1 = 0 (undefined in C for MIN) */
@@ -679,7 +690,8 @@ static int32_t sincos_partner(const E *e, int i)
 {
     const kf_kernel *k = e->ki->k;
     const kf_irnode *x = nd(e, k->nodes[i]);
-    if ((x->op != KF_OP_SIN && x->op != KF_OP_COS) || (x->dtype != KF_F32 && x->dtype != KF_F64))
+    if ((x->op != KF_OP_SIN && x->op != KF_OP_COS) || (x->dtype != KF_F32 && x->dtype != KF_F64) ||
+        (x->dtype == KF_F32 && e->fast && !e->sp->sincos_fast))
         return -1;
     kf_op want = x->op == KF_OP_SIN ? KF_OP_COS : KF_OP_SIN;
     for (int j = i + 1; j < k->nnodes; j++) {
@@ -806,7 +818,9 @@ static void emit_body(E *e)
             done[pj] = true;
             int32_t sn = x->op == KF_OP_SIN ? n : k->nodes[pj], cn = x->op == KF_OP_SIN ? k->nodes[pj] : n;
             const char *f = sp->sincos[x->dtype == KF_F64];
-            if (x->dtype == KF_F32 && sp->split_trig) {
+            if (x->dtype == KF_F32 && e->fast) {
+                f = sp->sincos_fast;
+            } else if (x->dtype == KF_F32 && sp->split_trig) {
                 f = trig_wrap[TRIG_SINCOS];
                 use(e, H_TRIG + TRIG_SINCOS);
             }
@@ -2898,7 +2912,7 @@ kf_status kf_cg_emit(const kf_plan *p, kf_target t, const kf_cg_caps *caps, kf_s
     numcache nums;
     nums.n = 0;
     E e = { t == KF_TARGET_CUDA ? &kf_cg_spell_cuda : &kf_cg_spell_opencl, t, caps, p->g, NULL, out, 0, false,
-            KF_OK, err, errlen, &nums, t == KF_TARGET_CUDA || !caps || caps->gpu, NULL };
+            KF_OK, err, errlen, &nums, t == KF_TARGET_CUDA || !caps || caps->gpu, NULL, caps && caps->fast_math };
     e.unroll = e.gpu ? e.sp->unroll : "";
     for (int k = 0; k < p->nkernels && e.st == KF_OK; k++) {
         kf_cg_kinfo ki;

@@ -75,6 +75,21 @@ const kf_cg_spell kf_cg_spell_cuda = {
         [KF_OP_COPYSIGN] = { "copysignf", "copysign" },
         [KF_OP_FMA] = { "fmaf", "fma" },
     },
+    /* CUDA C Programming Guide, "Intrinsic Functions": __expf is
+     * ex2.approx.ftz of x * log2(e), __fdividef 2 ulp for |y| in
+     * [2^-126, 2^126]; no __powf (NaN for every negative base) */
+    .fast = {
+        [KF_OP_EXP] = "__expf",
+        [KF_OP_LOG] = "__logf",
+        [KF_OP_LOG2] = "__log2f",
+        [KF_OP_LOG10] = "__log10f",
+        [KF_OP_SIN] = "__sinf",
+        [KF_OP_COS] = "__cosf",
+        [KF_OP_TAN] = "__tanf",
+        [KF_OP_RSQRT] = "rsqrtf",
+    },
+    .fdiv_fast = { "__fdividef(", ", ", ")" },
+    .sincos_fast = "__sincosf",
     .h2f =
         "static __device__ __forceinline__ float kf_h2f(unsigned short h)\n"
         "{\n"

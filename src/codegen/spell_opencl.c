@@ -74,6 +74,20 @@ const kf_cg_spell kf_cg_spell_opencl = {
         [KF_OP_COPYSIGN] = { "copysign", "copysign" },
         [KF_OP_FMA] = { "fma", "fma" },
     },
+    /* OpenCL C 1.2, 6.12.2: native_* functions, accuracy and input range
+     * implementation-defined */
+    .fast = {
+        [KF_OP_EXP] = "native_exp",
+        [KF_OP_EXP2] = "native_exp2",
+        [KF_OP_LOG] = "native_log",
+        [KF_OP_LOG2] = "native_log2",
+        [KF_OP_LOG10] = "native_log10",
+        [KF_OP_SIN] = "native_sin",
+        [KF_OP_COS] = "native_cos",
+        [KF_OP_TAN] = "native_tan",
+        [KF_OP_RSQRT] = "native_rsqrt",
+    },
+    .fdiv_fast = { "native_divide(", ", ", ")" },
     /* vload_half/vstore_half are core OpenCL; kfuse still asks for
      * cl_khr_fp16 before it emits f16 (DESIGN: half only where reported). */
     .h2f =

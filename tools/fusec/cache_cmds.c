@@ -21,7 +21,7 @@ int fusec_cache(int argc, char **argv);
 
 enum { EXIT_USER = 1, EXIT_USAGE = 2 };
 
-static const char build_usage[] = "usage: fusec build --target T [--target T]... [--cache DIR] FILE...\n"
+static const char build_usage[] = "usage: fusec build --target T [--target T]... [--cache DIR] [--fast-math] FILE...\n"
                                   "  T: cuda:sm_XX (no GPU needed), opencl (every OpenCL device present), cpu\n";
 static const char cache_usage[] =
     "usage: fusec cache stats|list|verify|clear [--cache DIR]\n"
@@ -120,10 +120,10 @@ static void build_context(kf_context *ctx, const char *target, kf_module **mods,
         }
 }
 
-static kf_context *open_device(kf_backend be, int dev, const char *dir, char *why, size_t whylen)
+static kf_context *open_device(kf_backend be, int dev, const char *dir, bool fast_math, char *why, size_t whylen)
 {
     kf_context_options o = { .backend = be, .device = dev, .cache_dir = dir, .cache_mode = KF_CACHE_RW,
-                             .cache_must_hit = -1, .warn = fusec_warn };
+                             .cache_must_hit = -1, .warn = fusec_warn, .fast_math = fast_math };
     kf_context *ctx = NULL;
     if (kf_context_create(&o, &ctx, why, whylen) != KF_OK)
         return NULL;
@@ -148,13 +148,15 @@ static bool accept_blob(kf_store_sink *self, const void *blob, size_t len)
     return true;
 }
 
-static int build_cuda(const char *arch, kf_store *store, kf_module **mods, int nmods, build_state *b)
+static int build_cuda(const char *arch, bool fast_math, kf_store *store, kf_module **mods, int nmods,
+                      build_state *b)
 {
     char cid[256], target[64];
     kf_rt_cuda_compiler_id(cid, sizeof cid);
     snprintf(target, sizeof target, "cuda:%s", arch);
     kf_cache_target t;
-    if (kf_cache_target_cuda_arch(arch, cid, &t) != KF_OK) {
+    kf_fuse_options fo = { .fast_math = fast_math };
+    if (kf_cache_target_cuda_arch(arch, cid, &fo, &t) != KF_OK) {
         fprintf(stderr, "fusec: %s: no target description\n", target);
         return EXIT_USER;
     }
@@ -223,6 +225,7 @@ int fusec_build(int argc, char **argv)
 {
     const char *targets[32], *files[256], *dir_opt = NULL;
     int nt = 0, nf = 0;
+    bool fast_math = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if ((!strcmp(a, "--target") || !strcmp(a, "--cache")) && i + 1 >= argc)
@@ -244,6 +247,8 @@ int fusec_build(int argc, char **argv)
             targets[nt++] = t;
         } else if (!strcmp(a, "--cache")) {
             dir_opt = argv[++i];
+        } else if (!strcmp(a, "--fast-math")) {
+            fast_math = true;
         } else if (a[0] == '-' && a[1]) {
             return usage_err(build_usage, "unknown option '%s'", a);
         } else if (nf < 256) {
@@ -295,7 +300,7 @@ int fusec_build(int argc, char **argv)
                 }
             }
             ntargets++;
-            rc = build_cuda(t + 5, store, mods, nf, &b);
+            rc = build_cuda(t + 5, fast_math, store, mods, nf, &b);
 #else
             fprintf(stderr, "fusec: %s: this fusec was built without CUDA (NVRTC)\n", t);
             rc = EXIT_USER;
@@ -305,7 +310,7 @@ int fusec_build(int argc, char **argv)
         kf_backend be = !strcmp(t, "opencl") ? KF_BACKEND_OPENCL : KF_BACKEND_CPU;
         int opened = 0;
         for (int d = 0; d < 64; d++) {
-            kf_context *ctx = open_device(be, d, dir, why, sizeof why);
+            kf_context *ctx = open_device(be, d, dir, fast_math, why, sizeof why);
             if (!ctx)
                 break;
             kf_device_info info;

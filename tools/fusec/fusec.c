@@ -34,13 +34,17 @@ static const fusec_cmd commands[] = {
     { "check", cmd_check, "FILE...", "parse and verify each file" },
     { "dump", cmd_dump, "[--after PASS] FILE [--graph NAME]",
       "print the IR as parsed, or after PASS (verify fold cse dce: IR; partition schedule: the plan)" },
-    { "emit", cmd_emit, "--target cuda|opencl|llvm [--optimized] [--cpu-device] FILE [--graph NAME]",
+    { "emit", cmd_emit,
+      "--target cuda|opencl|llvm [--optimized] [--cpu-device] [--fast-math] FILE [--graph NAME]",
       "print the generated kernel source (llvm --optimized: the IR after LLVM's O3 for this host; "
-      "opencl --cpu-device: the code for a CPU device such as PoCL's, else a GPU's)" },
-    { "run", cmd_run, "FILE [--graph NAME] [--backend B] [--dim n=N]... [--check] [--repeat R] [--seed S]",
+      "opencl --cpu-device: the code for a CPU device such as PoCL's, else a GPU's; --fast-math: "
+      "approximate f32 functions, docs/codegen.md)" },
+    { "run", cmd_run,
+      "FILE [--graph NAME] [--backend B] [--dim n=N]... [--check] [--repeat R] [--seed S] [--fast-math]",
       "run a graph on random inputs, print device time per run; --check compares with the interpreter" },
-    { "build", fusec_build, "--target T [--target T]... [--cache DIR] FILE...",
-      "precompile every graph into the kernel cache (T: cuda:sm_XX, opencl, cpu)" },
+    { "build", fusec_build, "--target T [--target T]... [--cache DIR] [--fast-math] FILE...",
+      "precompile every graph into the kernel cache (T: cuda:sm_XX, opencl, cpu), for contexts made "
+      "with fast_math when --fast-math is given" },
     { "cache", fusec_cache, "stats|list|verify|prune --max-size S|clear [--cache DIR]",
       "show, check or trim the kernel cache" },
     { "help", cmd_help, "[COMMAND]", "show this help, or one command's" },
@@ -215,7 +219,7 @@ static int cmd_emit(int argc, char **argv)
     const fusec_cmd *c = find_cmd("emit");
     const char *file = NULL, *graph = NULL, *target = NULL;
     bool optimized = false;
-    kf_cg_caps caps = { true, true, false, true, false };   /* every capability, no inline PTX */
+    kf_cg_caps caps = { .fp64 = true, .fp16 = true, .gpu = true };   /* every capability, no inline PTX */
     for (int i = 1; i < argc; i++) {
         if ((strcmp(argv[i], "--graph") == 0 || strcmp(argv[i], "--target") == 0) && i + 1 < argc) {
             *(argv[i][2] == 'g' ? &graph : &target) = argv[i + 1];
@@ -224,6 +228,8 @@ static int cmd_emit(int argc, char **argv)
             optimized = true;
         } else if (strcmp(argv[i], "--cpu-device") == 0) {
             caps.gpu = false;
+        } else if (strcmp(argv[i], "--fast-math") == 0) {
+            caps.fast_math = true;
         } else if (argv[i][0] == '-' && argv[i][1] != 0) {
             return usage_error(c, "unknown option or missing value '%s'", argv[i]);
         } else if (file) {
@@ -258,9 +264,10 @@ static int cmd_emit(int argc, char **argv)
         kf_pipeline p;
         kf_strbuf sb = KF_STRBUF_INIT;
         char err[512] = "";
-        kf_status s = kf_fuse(g, NULL, NULL, &p);
+        kf_fuse_options fo = { .fast_math = caps.fast_math };
+        kf_status s = kf_fuse(g, &fo, NULL, &p);
         if (s == KF_OK)
-            s = kf_cg_emit(p.plan, t, caps.gpu ? NULL : &caps, &sb, err, sizeof err);
+            s = kf_cg_emit(p.plan, t, &caps, &sb, err, sizeof err);
         else
             snprintf(err, sizeof err, "%s", p.err);
         if (s == KF_OK && optimized && !kf_sb_failed(&sb)) {
@@ -302,7 +309,7 @@ typedef struct run_opts {
     kf_backend backend;
     int repeat;
     uint64_t seed;
-    bool check;
+    bool check, fast_math;
     int ndims;
     const char *dimname[32];
     int64_t dimval[32];
@@ -447,6 +454,8 @@ static int cmd_run(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--check") == 0) {
             o.check = true;
+        } else if (strcmp(a, "--fast-math") == 0) {
+            o.fast_math = true;
         } else if (a[0] == '-' && a[1] != 0 && !v) {
             return usage_error(c, "option '%s' needs a value (or is unknown)", a);
         } else if (strcmp(a, "--graph") == 0) {
@@ -497,7 +506,7 @@ static int cmd_run(int argc, char **argv)
     kf_context *ctx = NULL;
     char why[1024];
     int rc = EXIT_USER;
-    kf_context_options co = { .backend = o.backend, .device = -1 };
+    kf_context_options co = { .backend = o.backend, .device = -1, .fast_math = o.fast_math };
     if (g && kf_context_create(&co, &ctx, why, sizeof why) != KF_OK)
         fprintf(stderr, "fusec: %s\n", why);
     else if (g) {
