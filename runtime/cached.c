@@ -64,7 +64,6 @@ kf_status kf_rt_cache_open(kf_context *ctx, const kf_context_options *opts)
                                                                 : KF_TARGET_OPENCL;
         rc->target.fuse = fuse;
         kf_fuse_options_default(&rc->target.fuse);
-        rc->target.caps.fast_math = fuse.fast_math;
     }
     target_variant(rc);
     ctx->cache = rc;
@@ -133,7 +132,7 @@ kf_status kf_rt_cache_prepare(kf_context *ctx, const kf_graph *g, kf_cache_prep 
         return KF_ERR_NO_MEMORY;
     }
     *t = ctx->cache->target;
-    t->caps = kf_cache_caps_of(&ctx->info); /* test hooks may change info */
+    t->caps = kf_cache_caps_of(&ctx->info, &t->fuse); /* test hooks may change info */
     uint64_t t0 = kf_trace_begin(ctx);
     kf_status s = kf_cache_fuse(g, t, prep, msg, msglen);
     free(t);

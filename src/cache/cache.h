@@ -38,12 +38,13 @@ typedef struct kf_cache_target {
 
 /* Describe the target of a device: info as the backend's open() filled it,
  * compiler_id as its compiler_id() returns it (NULL: none).  fuse may be
- * NULL (the defaults); its fast_math also sets caps.fast_math.
+ * NULL (the defaults); its fast_math is caps.fast_math too.
  * KF_ERR_UNSUPPORTED for a backend without codegen. */
 kf_status kf_cache_target_of(const kf_device_info *info, const char *compiler_id, const kf_fuse_options *fuse,
                              kf_cache_target *out);
-/* What codegen may use on the device of info (kf_cg_caps). */
-kf_cg_caps kf_cache_caps_of(const kf_device_info *info);
+/* What codegen may use on the device of info (kf_cg_caps), with fast math
+ * as the fusion options fuse say (NULL: off). */
+kf_cg_caps kf_cache_caps_of(const kf_device_info *info, const kf_fuse_options *fuse);
 /* The CUDA target of an architecture ("sm_90") without a device, exactly as
  * a context on an sm_90 device describes itself (same compiler identity
  * string: kf_rt_cuda_compiler_id); fuse as for kf_cache_target_of. */

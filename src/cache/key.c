@@ -28,11 +28,12 @@ static void options_text(kf_cache_target *t)
              t->fuse.max_ops, t->fuse.max_param_bytes, t->fuse.recompute_max, (int)t->fuse.fast_math);
 }
 
-kf_cg_caps kf_cache_caps_of(const kf_device_info *info)
+kf_cg_caps kf_cache_caps_of(const kf_device_info *info, const kf_fuse_options *fuse)
 {
     /* sm is set on CUDA devices and NVIDIA's OpenCL ones, whose compilers
      * both take inline PTX */
-    return (kf_cg_caps){ .fp64 = info->fp64, .fp16 = info->fp16, .nan_minmax = info->sm >= 80, .gpu = info->gpu, .ptx = info->sm > 0 };
+    return (kf_cg_caps){ .fp64 = info->fp64, .fp16 = info->fp16, .nan_minmax = info->sm >= 80, .gpu = info->gpu,
+                         .ptx = info->sm > 0, .fast_math = fuse && fuse->fast_math };
 }
 
 kf_status kf_cache_target_of(const kf_device_info *info, const char *compiler_id, const kf_fuse_options *fuse,
@@ -64,12 +65,11 @@ kf_status kf_cache_target_of(const kf_device_info *info, const char *compiler_id
     default:
         return KF_ERR_UNSUPPORTED;
     }
-    out->caps = kf_cache_caps_of(info);
+    out->caps = kf_cache_caps_of(info, fuse);
     snprintf(out->compiler, sizeof out->compiler, "%s", compiler_id ? compiler_id : "");
     if (fuse)
         out->fuse = *fuse;
     kf_fuse_options_default(&out->fuse);
-    out->caps.fast_math = out->fuse.fast_math;
     options_text(out);
     return KF_OK;
 }

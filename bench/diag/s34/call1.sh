@@ -16,7 +16,7 @@ for b in cuda opencl; do build/gpu/fast_err $b | tee "$OUT/err-$b.txt"; done
 grep -E "tests passed|tests failed|graphs \(corpus|fast_math:|CHECK failed|ctest rc|\*\*\*|NVRTC:" "$OUT/ctest.txt" | head -40
 left=$(( ${CALL_S:-570} - SECONDS ))
 echo "inproc: $left s left"
-timeout $((left * 2 / 3)) python3 bench/inproc.py bench/workloads.kir boxplus iota --sizes 12,20,24,26 \
+timeout $((left * 2 / 3)) python3 bench/inproc.py bench/workloads.kir boxplus iota --sizes 12,20,22,24,26 \
     --rounds 5 --reps 50 --fast-math --out "$OUT/inproc-workloads.md" 2>&1 | grep -v "^#" | tail -20
 left=$(( ${CALL_S:-570} - SECONDS - 10 ))
 [ "$left" -gt 40 ] && timeout "$left" python3 bench/inproc.py bench/chain40.kir --sizes 12,20,26 \

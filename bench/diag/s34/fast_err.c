@@ -3,7 +3,7 @@
  * inputs spread over a range by an exact context and a fast one; prints
  * the largest error of each against the host's double result, in ulp of
  * the f32 result and absolute, and how many results differ between the two.
- * Usage: fast_err BACKEND (cuda, opencl, cpu).  Build: see run.sh. */
+ * Usage: fast_err BACKEND (cuda, opencl, cpu).  Built by call1.sh. */
 #include <kfuse.h>
 
 #include <math.h>
