@@ -98,6 +98,8 @@ static int prec(kf_dtype t) { return t == KF_F64; }
 /* The approximate function of op at precision p under fast_math, else NULL
  * (f16 and bf16 compute in f32, so they take it too). */
 static const char *fast_fn(const E *e, kf_op op, int p) { return e->fast && p == 0 ? e->sp->fast[op] : NULL; }
+/* The function of op at precision p: the approximate one where fast_fn has one. */
+static const char *math_fn(const E *e, kf_op op, int p) { return fast_fn(e, op, p) ? fast_fn(e, op, p) : e->sp->math[op][p]; }
 /* The division at precision p: approximate in f32 under fast_math. */
 static const kf_cg_bin *fdiv_of(const E *e, int p) { return e->fast && p == 0 ? &e->sp->fdiv_fast : &e->sp->fdiv[p]; }
 static const char *ST(const E *e, kf_dtype t) { return e->sp->types[t]; }
@@ -425,7 +427,7 @@ static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
     int p = prec(t);
     const char *T = CT(e, t), *U = fl ? NULL : UP(e, t);
     unsigned bits = (unsigned)kf_dtype_size(t) * 8;
-    const char *fn = fast_fn(e, op, p) ? fast_fn(e, op, p) : sp->math[op][p];
+    const char *fn = math_fn(e, op, p);
     int trig = op == KF_OP_SIN ? TRIG_SIN : op == KF_OP_COS ? TRIG_COS : op == KF_OP_TAN ? TRIG_TAN : -1;
     if (trig >= 0 && p == 0 && sp->split_trig && !fast_fn(e, op, p)) {
         fn = trig_wrap[trig];
@@ -476,8 +478,7 @@ static void ew_expr(E *e, kf_strbuf *o, const kf_irnode *x, char a[3][128])
         break;
     case KF_OP_RCP: bin(o, fdiv_of(e, p), fone(p), a[0]); break;
     case KF_OP_SIGMOID:
-        kf_sb_printf(&tmp, "%s(-%s)", fast_fn(e, KF_OP_EXP, p) ? fast_fn(e, KF_OP_EXP, p) : sp->math[KF_OP_EXP][p],
-                     a[0]);
+        kf_sb_printf(&tmp, "%s(-%s)", math_fn(e, KF_OP_EXP, p), a[0]);
         bin(&tmp2, &sp->fadd[p], fone(p), kf_sb_str(&tmp));
         bin(o, fdiv_of(e, p), fone(p), kf_sb_str(&tmp2));
         break;
