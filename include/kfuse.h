@@ -306,14 +306,15 @@ typedef struct kf_context_options {
                                  * gets "-PID-N" before its ".json".  A file that cannot be written is a
                                  * warning (see warn), never an error */
     /* Approximate f32 math in this context's kernels, for speed (docs/codegen.md, "Fast
-     * math"): f32 (and f16, bf16) exp, log, log2, log10, sin, cos, tan, rsqrt and division,
-     * rcp's and sigmoid's included, through the device's approximate functions (CUDA's
-     * __expf, __fdividef, ...; OpenCL's native_*), whose error and handling of
-     * subnormals, infinities and large arguments the device's documentation gives; and
-     * the float rewrites that change bits (x*1, x+0: docs/fusion.md).  f64, integers,
-     * other functions, +, -, *, sqrt and reductions stay as without it.  The CPU backend
-     * takes the rewrites only.  false (the default): IEEE results within a few ulp of
-     * kf_interpret.  Part of the cache key; no environment variable sets it. */
+     * math", has the list per target): f32 (and f16, bf16) exp, log, log2, log10, sin, cos,
+     * tan, rsqrt and division, rcp's and sigmoid's included, through the device's
+     * approximate functions (CUDA's __expf, __fdividef, ...; OpenCL's native_*), whose
+     * error and handling of subnormals, infinities and large arguments the device's
+     * documentation gives; and the float rewrites that change bits (x*1, x+0:
+     * docs/fusion.md).  f64, integers, other functions, +, -, *, sqrt and reductions
+     * stay as without it.  The CPU backend takes the rewrites only.  false (the
+     * default): IEEE results within a few ulp of kf_interpret.  Part of the cache key;
+     * no environment variable sets it. */
     bool fast_math;
 } kf_context_options;
 
