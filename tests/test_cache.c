@@ -528,8 +528,9 @@ static const kf_backend_ops fake_cuda = {
 static void list_init(kf_rt_link *h) { h->next = h->prev = h; }
 
 /* A context as kf_context_create makes it, on a device that reports arch
- * (no GPU: the backend is fake, its compiler identity NVRTC's own). */
-static kf_context *fake_context(const char *arch, const char *dir)
+ * (no GPU: the backend is fake, its compiler identity NVRTC's own), with
+ * fast math or not. */
+static kf_context *fake_context(const char *arch, const char *dir, bool fast)
 {
     kf_context *ctx = calloc(1, sizeof *ctx);
     ctx->be = &fake_cuda;
@@ -545,7 +546,7 @@ static kf_context *fake_context(const char *arch, const char *dir)
     list_init(&ctx->events);
     list_init(&ctx->programs);
     list_init(&ctx->replays);
-    kf_context_options o = { .cache_dir = dir, .cache_must_hit = 1, .warn = sink };
+    kf_context_options o = { .cache_dir = dir, .cache_must_hit = 1, .warn = sink, .fast_math = fast };
     CHECK_STATUS(kf_rt_cache_open(ctx, &o), KF_OK);
     ctx->default_stream = calloc(1, sizeof *ctx->default_stream);
     ctx->default_stream->ctx = ctx;
@@ -576,7 +577,7 @@ static void test_cuda(const char *fusec)
     for (int a = 0; a < 2; a++) {
         fake_loads = fake_cached_loads = fake_compiles = 0;
         warn_count = 0;
-        kf_context *ctx = fake_context(archs[a], dir);
+        kf_context *ctx = fake_context(archs[a], dir, false);
         for (int i = 0; i < kf_module_num_graphs(m); i++) {
             kf_program *p = NULL;
             kf_status s = kf_compile(ctx, kf_module_graph(m, i), &p);
@@ -594,10 +595,32 @@ static void test_cuda(const char *fusec)
         kf_context_destroy(ctx);
     }
     /* an arch that was not built misses (must-hit: an error, not a compile) */
-    kf_context *ctx = fake_context("sm_86", dir);
+    kf_context *ctx = fake_context("sm_86", dir, false);
     kf_program *p = NULL;
     CHECK_STATUS(kf_compile(ctx, kf_module_graph(m, 0), &p), KF_ERR_CACHE_MISS);
     kf_context_destroy(ctx);
+    kf_module_free(m);
+    /* fusec build --fast-math: the keys of a fast_math context, which finds
+     * every kernel; an exact context finds none of them */
+    static const char bp[] = "kfuse 1\ngraph bp(a: f32[n], b: f32[n]) -> (y) {\n"
+                             "  y = log (div (add 1.0, (exp (add a, b))), (add (exp a), (exp b)))\n}\n";
+    snprintf(file, sizeof file, "%s/fast.kir", tmp);
+    write_file(file, bp);
+    snprintf(cmd, sizeof cmd, "'%s' build --fast-math --target cuda:sm_90 --cache '%s' '%s' >'%s/out.txt' 2>&1",
+             fusec, dir, file, tmp);
+    rc = system(cmd);
+    CHECK_MSG(rc == 0, "fusec build --fast-math for CUDA failed (%d)", rc);
+    CHECK_STATUS(kf_module_parse_file(file, NULL, &m), KF_OK);
+    for (int fast = 1; rc == 0 && m && fast >= 0; fast--) {
+        fake_loads = fake_compiles = 0;
+        ctx = fake_context("sm_90", dir, fast);
+        CHECK_STATUS(kf_compile(ctx, kf_module_graph(m, 0), &p), fast ? KF_OK : KF_ERR_CACHE_MISS);
+        CHECK_MSG(fake_compiles == 0 && fake_loads == fast, "fast %d: %d compiles, %d loads", fast, fake_compiles,
+                  fake_loads);
+        kf_program_free(p);
+        p = NULL;
+        kf_context_destroy(ctx);
+    }
     kf_module_free(m);
     rm_rf(tmp);
 }

@@ -4,8 +4,9 @@
  * or fails only for a limit, with a message; and for small symbol values
  * drawn from the input, every kernel's launch facts and meta block work
  * out, and every launch the rule or a forced variant makes names an entry
- * point that the module for that device holds.  A broken promise traps
- * (allowed here, in the harness only). */
+ * point that the module for that device holds.  Inputs of odd length fuse
+ * and emit with fast math.  A broken promise traps (allowed here, in the
+ * harness only). */
 #include "codegen.h"
 #include "ir.h"
 #include "plan.h"
@@ -21,9 +22,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 enum { CUDA, CL_GPU, CL_CPU, NTARGETS };
 
-static bool emit(const kf_plan *p, int t, kf_strbuf *out)
+static bool emit(const kf_plan *p, int t, bool fast, kf_strbuf *out)
 {
-    kf_cg_caps caps = { .fp64 = true, .fp16 = true, .gpu = t != CL_CPU };
+    kf_cg_caps caps = { .fp64 = true, .fp16 = true, .gpu = t != CL_CPU, .fast_math = fast };
     caps.nan_minmax = caps.ptx = caps.gpu;
     kf_target target = t == CUDA ? KF_TARGET_CUDA : KF_TARGET_OPENCL;
     kf_strbuf again = KF_STRBUF_INIT;
@@ -98,9 +99,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         kf_module_free(m);
         return 0;
     }
+    kf_fuse_options fo = { .fast_math = size & 1 };
     for (int i = 0; i < kf_module_num_graphs(m); i++) {
         kf_pipeline p = { 0 };
-        kf_status s = kf_fuse(kf_module_graph(m, i), NULL, NULL, &p);
+        kf_status s = kf_fuse(kf_module_graph(m, i), &fo, NULL, &p);
         if (s != KF_OK) {
             if (!p.err[0])
                 __builtin_trap();
@@ -110,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         kf_strbuf src[NTARGETS] = { KF_STRBUF_INIT, KF_STRBUF_INIT, KF_STRBUF_INIT };
         bool emitted[NTARGETS];
         for (int t = 0; t < NTARGETS; t++)
-            emitted[t] = emit(p.plan, t, &src[t]);
+            emitted[t] = emit(p.plan, t, fo.fast_math, &src[t]);
         check_kernels(p.plan, src, emitted, data, size);
         for (int t = 0; t < NTARGETS; t++)
             kf_sb_free(&src[t]);
