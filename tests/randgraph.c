@@ -463,9 +463,7 @@ kf_rg_dep kf_rg_output_dep(const kf_graph *g, int j, bool fast_math)
         return (kf_rg_dep){ false, true, KF_BF16 };
     for (int32_t i = 0; i <= out; i++) {   /* arguments come before their users */
         const kf_irnode *x = &g->nodes[i];
-        kf_op op = (kf_op)x->op;
-        d[i].exact = !inexact(op) && !(fast_math && (op == KF_OP_DIV || op == KF_OP_RCP || op == KF_OP_RSQRT) &&
-                                       kf_dt_is_float((kf_dtype)x->dtype) && x->dtype != KF_F64);
+        d[i].exact = !inexact((kf_op)x->op) && !(fast_math && kf_rg_fast_math_node(g, i));
         d[i].fsum = false;
         d[i].coarsest = kf_dt_is_float((kf_dtype)x->dtype) ? (kf_dtype)x->dtype : KF_F64;
         for (int a = 0; a < x->nargs; a++) {
@@ -483,19 +481,25 @@ kf_rg_dep kf_rg_output_dep(const kf_graph *g, int j, bool fast_math)
     return r;
 }
 
+bool kf_rg_fast_math_node(const kf_graph *g, int32_t n)
+{
+    const kf_irnode *x = &g->nodes[n];
+    if (!kf_dt_is_float((kf_dtype)x->dtype) || x->dtype == KF_F64)
+        return false;
+    switch (x->op) {
+    case KF_OP_EXP: case KF_OP_EXP2: case KF_OP_LOG: case KF_OP_LOG2: case KF_OP_LOG10: case KF_OP_SIN:
+    case KF_OP_COS: case KF_OP_TAN: case KF_OP_RSQRT: case KF_OP_RCP: case KF_OP_SIGMOID: case KF_OP_DIV:
+        return true;
+    default:
+        return false;
+    }
+}
+
 bool kf_rg_fast_math_op(const kf_graph *g)
 {
-    for (int32_t i = 0; i < g->nnodes; i++) {
-        const kf_irnode *x = &g->nodes[i];
-        if (!kf_dt_is_float((kf_dtype)x->dtype) || x->dtype == KF_F64)
-            continue;
-        switch (x->op) {
-        case KF_OP_EXP: case KF_OP_EXP2: case KF_OP_LOG: case KF_OP_LOG2: case KF_OP_LOG10: case KF_OP_SIN:
-        case KF_OP_COS: case KF_OP_TAN: case KF_OP_RSQRT: case KF_OP_RCP: case KF_OP_SIGMOID: case KF_OP_DIV:
+    for (int32_t i = 0; i < g->nnodes; i++)
+        if (kf_rg_fast_math_node(g, i))
             return true;
-        default: break;
-        }
-    }
     return false;
 }
 

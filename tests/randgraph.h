@@ -67,10 +67,12 @@ typedef struct kf_rg_dep {
 } kf_rg_dep;
 kf_rg_dep kf_rg_output_dep(const kf_graph *g, int j, bool fast_math);
 
-/* Does g hold an op that fast_math approximates on some backend: an f32,
- * f16 or bf16 exp, exp2, log, log2, log10, sin, cos, tan, rsqrt, rcp,
- * sigmoid or division (docs/codegen.md, "Fast math")?  The code emitted
- * for a plan without one is the same with fast_math and without. */
+/* Is node n of g an op that fast_math approximates on some backend: an
+ * f32, f16 or bf16 exp, exp2, log, log2, log10, sin, cos, tan, rsqrt, rcp,
+ * sigmoid or division (docs/codegen.md, "Fast math")? */
+bool kf_rg_fast_math_node(const kf_graph *g, int32_t n);
+/* Does g hold such a node?  The code emitted for a plan without one is the
+ * same with fast_math and without. */
 bool kf_rg_fast_math_op(const kf_graph *g);
 
 /* Mismatches of n elements of output j of g (got) against the

@@ -106,7 +106,8 @@
  * kf_cg_pick_variant and kf_cg_launch_rule are the one implementation of
  * these choices for every backend.
  *
- * Compiling: no fast-math flag anywhere (kf_cg_caps.fast_math picks functions, not flags).  CUDA: NVRTC defaults (-prec-div=true
+ * Compiling: no fast-math flag anywhere (kf_cg_caps.fast_math picks
+ * functions, not flags).  CUDA: NVRTC defaults (-prec-div=true
  * -prec-sqrt=true -ftz=false); the code uses __fadd_rn-style intrinsics so
  * -fmad does not matter.  OpenCL: pass -cl-fp32-correctly-rounded-divide-sqrt
  * where the device reports CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT; never
