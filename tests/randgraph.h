@@ -87,10 +87,29 @@ bool kf_rg_fast_math_op(const kf_graph *g);
  * upstream moves a cast or a comparison by one step at a boundary (erf
  * saturating to 1 in f32 near 4, then cast to i8, on some elements; a
  * u32 flipped from 1 to 0 before a neg), where an unwritten or wrong
- * output differs almost everywhere.  *bad1: the first mismatch.
- * fast_math as for kf_rg_output_dep. */
+ * output differs almost everywhere.  A float output also passes within
+ * slack[i] more (NULL: none; kf_rg_sum_slack).  *bad1: the first
+ * mismatch.  fast_math as for kf_rg_output_dep. */
 int64_t kf_rg_compare(const kf_graph *g, int j, const void *got, const kf_host_array *want, int64_t n,
-                      bool fast_math, int64_t *bad1);
+                      bool fast_math, const double *slack, int64_t *bad1);
+
+/* How far each element of each output of g may move with the order of
+ * g's float sums and means, for kf_rg_compare: the backends accumulate in
+ * their own order, and an op after the sum can make that difference
+ * larger than the output's tolerance (sin of an f32 sum of 66000 values,
+ * one output element near zero: 0.000318 for 0.000325).  want holds the
+ * interpreter's outputs of g on inputs in; g is interpreted twice more
+ * with every such reduction's result moved by 8 units in the last place
+ * at 1 of the backends' accumulator (f32; f64 for f64) times the sum (a
+ * mean: the mean) of its operands' magnitudes, all up, then down and up by turns, and an element's slack is
+ * the most it moved (infinite where it became or stopped being finite).
+ * This bounds the backends' order (f32 accumulation in a tree of a few
+ * levels over the interpreter's double) with room, where a wrong or
+ * dropped term of a sum of fewer than about 2^20 moves it by more.
+ * NULL where g has no float sum or mean (or out of memory: no slack);
+ * otherwise one array per output, freed with kf_rg_slack_free. */
+double **kf_rg_sum_slack(const kf_graph *g, const kf_host_array *in, int nin, const kf_host_array *want);
+void kf_rg_slack_free(double **slack, int nout);
 
 /* Whether every node of g has at most max_elems elements under sizes.  A
  * graph may hold [n, n] or [k, n, n] operands: at a test's largest sizes

@@ -213,6 +213,7 @@ static void run_case(kf_context *ctx, kf_program *prog, const kf_graph *g, int64
     kf_status want = skip ? KF_OK : kf_interpret(g, hin, nin, ref, nout, err, sizeof err);
     CHECK_MSG(want == KF_OK || want == KF_ERR_INDEX, "%s: interpreter: %s", label, err);
     bool ok = !skip && (want == KF_OK || want == KF_ERR_INDEX);
+    double **slack = ok ? kf_rg_sum_slack(g, hin, nin, ref) : NULL;
     for (int i = 0; ok && i < nin; i++) {
         if (g->nodes[g->inputs[i]].scalar) {
             scalars[nsc++] = in[i].a.data;
@@ -257,7 +258,8 @@ static void run_case(kf_context *ctx, kf_program *prog, const kf_graph *g, int64
             }
             CHECK_MSG(over < 0, "%s: output '%s' (%zu bytes): a byte at %lld from its start was written", label,
                       kf_graph_output_name(g, j), bytes, over);
-            int64_t first = -1, bad = kf_rg_compare(g, j, got, &ref[j], n, fast_run, &first);
+            int64_t first = -1;
+            int64_t bad = kf_rg_compare(g, j, got, &ref[j], n, fast_run, slack ? slack[j] : NULL, &first);
             CHECK_MSG(bad == 0, "%s: output '%s' (%s, %lld elements): %lld mismatches, first at %lld: got %.9g want %.9g",
                       label, kf_graph_output_name(g, j), kf_dtype_name(ref[j].dtype), (long long)n, (long long)bad,
                       (long long)first, bad ? rt_load(got, ref[j].dtype, first) : 0.0,
@@ -276,6 +278,7 @@ static void run_case(kf_context *ctx, kf_program *prog, const kf_graph *g, int64
         if (ok)
             kf_free(ref[j].data);
     }
+    kf_rg_slack_free(slack, nout);
     for (int i = 0; i < nin; i++)
         free(in[i].a.data);
     free(in);
@@ -642,7 +645,8 @@ static void test_narrow_ints(kf_context *ctx)
             ok = ok && kf_run_host(p, &in, 1, sc, 1, got, no, NULL) == KF_OK;
             CHECK_MSG(ok, "%s, y = %lld: %s", tn, (long long)ybits, ok ? "" : kf_context_error(ctx));
             for (int j = 0; ok && j < no; j++) {
-                int64_t first = -1, bad = kf_rg_compare(kf_module_graph(m, 0), j, got[j].data, &want[j], n, false, &first);
+                int64_t first = -1;
+                int64_t bad = kf_rg_compare(kf_module_graph(m, 0), j, got[j].data, &want[j], n, false, NULL, &first);
                 CHECK_MSG(bad == 0, "%s %s, y = %lld: %lld of %lld differ, first at bits %lld", tn, o->expr[j],
                           (long long)ybits, (long long)bad, (long long)n, (long long)first);
             }
