@@ -13,7 +13,11 @@
 # Budget on an H100: about 6 minutes for SIZES=12,20 (3 rounds), 8-9 for
 # SIZES=26,28, so the device's 10-minute calls take them apart (then
 # report.py on both calls' CSVs).
-# Usage: [SIZES=12,20,26,28] [REPS=50] [ROUNDS=3] [ROUNDS_UPTO=22] [NAME=GPU-DATE]
+# FAST (default "boxplus iota chain40": the workloads with an op fast math
+# approximates; empty: none) adds kfuse on CUDA with kf_context_options.
+# fast_math (system kfuse-cuda-fast) on those, beside the others in every
+# round; the targets judge kfuse-cuda, the default kernels.
+# Usage: [SIZES=12,20,26,28] [REPS=50] [ROUNDS=3] [ROUNDS_UPTO=22] [NAME=GPU-DATE] [FAST=GRAPHS]
 #        bash bench/gpu_bench.sh [GPU]   (GPU: a short name, default from nvidia-smi: h200)
 set -uo pipefail
 t0=$(date +%s)
@@ -29,6 +33,7 @@ reps=${REPS:-50}
 rounds=${ROUNDS:-3}
 upto=${ROUNDS_UPTO:-22}
 name=${NAME:-$gpu-$date}
+fast=${FAST-boxplus iota chain40}
 cl=$(build/gpu/kfbench --list --backend opencl 2>/dev/null | grep -i nvidia | head -1)
 [ -n "$cl" ] || step "no NVIDIA OpenCL device: OpenCL not measured"
 small= large=
@@ -48,6 +53,12 @@ run_round() {
     step "round $r, 2^{$sizes}: kfbench on CUDA (device 0)"
     "${bench[@]}" --backend cuda --device 0 --csv "$OUT/rounds/kfuse-cuda-$r.csv" bench/workloads.kir |
         tee -a "$OUT/$name-kfuse-cuda.txt" | grep -E "^copy|^launch"
+    if [ -n "$fast" ]; then
+        step "round $r, 2^{$sizes}: kfbench on CUDA with fast math: $fast"
+        # shellcheck disable=SC2086
+        build/gpu/kfbench --sizes "$sizes" --reps "$reps" --fast-math --backend cuda --device 0 \
+            --csv "$OUT/rounds/kfuse-cuda-fast-$r.csv" bench/workloads.kir $fast >> "$OUT/$name-kfuse-cuda-fast.txt"
+    fi
     if [ -n "$cl" ]; then
         step "round $r, 2^{$sizes}: kfbench on OpenCL device ${cl%%:*}: ${cl#*: }"
         "${bench[@]}" --backend opencl --device "${cl%%:*}" --csv "$OUT/rounds/kfuse-opencl-$r.csv" \
@@ -77,8 +88,8 @@ done
 [ -n "$large" ] && run_round "$large" L
 # one CSV per system, every round's rows in it (report.py takes each row's median round)
 csvs=()
-for sys in kfuse-cuda kfuse-opencl peers-torch peers-cupy peers-jax; do
-    files=("$OUT/rounds/$sys"-*.csv)
+for sys in kfuse-cuda kfuse-cuda-fast kfuse-opencl peers-torch peers-cupy peers-jax; do
+    files=("$OUT/rounds/$sys"-[0-9L]*.csv)
     [ -s "${files[0]}" ] || continue
     awk 'FNR > 1 || NR == 1' "${files[@]}" > "$OUT/$name-$sys.csv"
     csvs+=("$OUT/$name-$sys.csv")

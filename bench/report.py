@@ -208,6 +208,10 @@ def main():
     if nr > 1:
         md += [f"Sizes measured in up to {nr} rounds (one process per system a round, the systems alternated) show "
                "the round with the median time; the targets below give the rounds' range.", ""]
+    if "kfuse-cuda-fast" in rows:
+        md += ["kfuse-cuda-fast is kfuse on CUDA with kf_context_options.fast_math (approximate f32 exp, log, sin, "
+               "cos, division, ...: docs/codegen.md, \"Fast math\"), on the workloads it changes; the targets judge "
+               f"{kfuse}, the default kernels.", ""]
     md += ["Copy reference: " + ", ".join(f"{s} {v:.0f} GB/s" for s, v in copies.items()) + ".", "", "## Targets", ""]
     md += targets(rows, launch, kfuse, peers, workloads) + ["", "## Launch overhead", ""]
     md += ["Host microseconds per call, x5 at n=4096, 10,000 calls queued on one stream: the median of the runs "
