@@ -67,7 +67,7 @@ def best_peer(rows, peers, w, n):
 
 def tables(rows, kfuse, peers, workloads):
     out = []
-    systems = [s for s in rows if s.startswith("kfuse")] + peers
+    systems = sorted(s for s in rows if s.startswith("kfuse")) + peers
     for w in workloads:
         sizes = sorted({n for s in systems for n in rows[s].get(w, {})})
         kern = next((r["kernels"] for s in systems for r in rows[s].get(w, {}).values() if r.get("kernels")), "?")
