@@ -510,6 +510,14 @@ static double min_normal(kf_dtype t)
     return t == KF_F16 ? 0x1p-14 : t == KF_F64 ? DBL_MIN : FLT_MIN;
 }
 
+static int64_t array_numel(const kf_host_array *a)
+{
+    int64_t n = 1;
+    for (int d = 0; d < a->rank; d++)
+        n *= a->shape[d];
+    return n;
+}
+
 /* A float sum or mean: its result depends on the order of accumulation. */
 static bool float_sum(const kf_graph *g, int32_t i)
 {
@@ -567,22 +575,16 @@ double **kf_rg_sum_slack(const kf_graph *g, const kf_host_array *in, int nin, co
     double **slack = any ? calloc((size_t)nout, sizeof *slack) : NULL;
     kf_host_array *r = any ? calloc((size_t)nout, sizeof *r) : NULL;
     bool ok = slack && r;
-    for (int j = 0; ok && j < nout; j++) {
-        size_t n = 1;
-        for (int d = 0; d < want[j].rank; d++)
-            n *= (size_t)want[j].shape[d];
-        ok = (slack[j] = calloc(n + 1, sizeof **slack)) != NULL;
-    }
+    for (int j = 0; ok && j < nout; j++)
+        ok = (slack[j] = calloc((size_t)array_numel(&want[j]) + 1, sizeof **slack)) != NULL;
     for (int pass = 0; ok && pass < 2; pass++) {
         kf_graph *sg = sums_shifted(g, pass == 1);
         char err[256];
         kf_status s = sg ? kf_interpret(sg, in, nin, r, nout, err, sizeof err) : KF_ERR_NO_MEMORY;
         ok = s == KF_OK || s == KF_ERR_INDEX;
         for (int j = 0; j < nout && sg; j++) {
-            int64_t n = 1;
-            for (int d = 0; d < want[j].rank; d++)
-                n *= want[j].shape[d];
-            for (int64_t e = 0; ok && r[j].data && kf_dt_is_float(want[j].dtype) && e < n; e++) {
+            int64_t n = ok && r[j].data && kf_dt_is_float(want[j].dtype) ? array_numel(&want[j]) : 0;
+            for (int64_t e = 0; e < n; e++) {
                 double a = rt_load(r[j].data, want[j].dtype, e), b = rt_load(want[j].data, want[j].dtype, e);
                 double d = isfinite(a) && isfinite(b) ? fabs(a - b) : (a == b || (isnan(a) && isnan(b))) ? 0 : INFINITY;
                 if (d > slack[j][e])
@@ -720,11 +722,8 @@ void kf_rg_specials(const kf_graph *g, int i, kf_host_array *a, uint64_t seed)
     kf_dtype t = a->dtype;
     if (t == KF_BOOL || take_len(g, n, NULL) >= 0)
         return;
-    int64_t numel = 1;
-    for (int d = 0; d < a->rank; d++)
-        numel *= a->shape[d];
     rng r = { seed * 0x2545f4914f6cdd1dull + (uint64_t)i * 104729 + 5 };
-    for (int64_t e = 0; e < numel; e++) {
+    for (int64_t e = 0, ne = array_numel(a); e < ne; e++) {
         if (kf_dt_is_float(t) && rchance(&r, 0.06))
             put_float(t, a->data, e, float_special(&r));
         else if (!kf_dt_is_float(t) && rchance(&r, 0.08))
