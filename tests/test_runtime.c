@@ -948,6 +948,84 @@ static void test_env(void)
     CHECK(ctx == NULL);
 }
 
+/* The comparator's slack below float sums (kf_rg_sum_slack): s, a sum of
+ * 66000 values in [-1, 1] (the first one then set so that s is near 50,
+ * the last one 1) with a sum of magnitudes M near 33000, moves by
+ * E = 8 * 2^-23 * M (about 0.03); sin s by |cos s| E; s - s2, two sums of
+ * the same values, by 2E (the pass that moves them apart); y + y not at
+ * all.  A result a dropped term away fails; one 0.5E away passes only
+ * with the slack. */
+static void test_sum_slack(void)
+{
+    const char *text = "kfuse 1\ngraph slack(x: f32[n], y: f32[n]) -> (s, t, d, u) {\n  s = sum x\n  t = sin s\n"
+                       "  s2 = sum x\n  d = sub s, s2\n  u = add y, y\n}\n";
+    kf_module *m = NULL;
+    CHECK_STATUS(kf_module_parse(text, strlen(text), "slack", NULL, &m), KF_OK);
+    const kf_graph *g = m ? kf_module_graph(m, 0) : NULL;
+    enum { N = 66000 };
+    float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
+    rt_rng rng = { 0x5eed5 };
+    double sum = 0, mag = 0;
+    for (int i = 0; x && y && i < N; i++) {
+        x[i] = (float)(2 * rt_unif(&rng) - 1);
+        y[i] = (float)rt_unif(&rng);
+        sum += x[i];
+    }
+    if (!g || !x || !y)
+        goto out;
+    x[N - 1] = 1.0f;   /* the term a wrong kernel drops below */
+    x[0] = (float)(x[0] + (50.0 - (sum - x[N - 1] + 1.0)));   /* s near 50: sin s -0.26, cos s 0.96 */
+    sum = 0;
+    for (int i = 0; i < N; i++) {
+        sum += x[i];
+        mag += fabs(x[i]);
+    }
+    kf_host_array in[2] = { { x, KF_F32, 1, { N } }, { y, KF_F32, 1, { N } } }, want[4] = { 0 };
+    char err[256];
+    CHECK_STATUS(kf_interpret(g, in, 2, want, 4, err, sizeof err), KF_OK);
+    double **slack = kf_rg_sum_slack(g, in, 2, want);
+    CHECK(slack != NULL);
+    if (slack) {
+        double e = 8 * 0x1p-23 * mag, cs = fabs(cos(sum));
+        CHECK_MSG(slack[0][0] > 0.5 * e && slack[0][0] < 2 * e, "sum: slack %g for a shift of %g", slack[0][0], e);
+        CHECK_MSG(slack[1][0] > 0.5 * cs * e && slack[1][0] < 2 * e, "sin of the sum: slack %g, want about %g",
+                  slack[1][0], cs * e);
+        CHECK_MSG(slack[2][0] > e && slack[2][0] < 4 * e, "difference of two sums: slack %g, want about %g",
+                  slack[2][0], 2 * e);
+        double most = 0;
+        for (int i = 0; i < N; i++)
+            most = fmax(most, slack[3][i]);
+        CHECK_MSG(most == 0, "y + y (no sum): slack %g", most);
+        int64_t bad1;
+        float dropped[2] = { (float)(sum - 1.0), (float)sin(sum - 1.0) };
+        float near[2] = { (float)(sum + 0.5 * e), (float)sin(sum + 0.5 * e) };
+        for (int j = 0; j < 2; j++) {
+            CHECK(kf_rg_compare(g, j, want[j].data, &want[j], 1, false, slack[j], &bad1) == 0);
+            CHECK_MSG(kf_rg_compare(g, j, &dropped[j], &want[j], 1, false, slack[j], &bad1) == 1,
+                      "output %d: a dropped term passed (%.9g for %.9g)", j, dropped[j],
+                      rt_load(want[j].data, KF_F32, 0));
+            CHECK(kf_rg_compare(g, j, &near[j], &want[j], 1, false, slack[j], &bad1) == 0);
+        }
+        CHECK_MSG(kf_rg_compare(g, 1, &near[1], &want[1], 1, false, NULL, &bad1) == 1,
+                  "sin of the sum 0.5E away passed without the slack: the check above proves nothing");
+    }
+    kf_rg_slack_free(slack, 4);
+    for (int j = 0; j < 4; j++)
+        kf_free(want[j].data);
+    const char *plain = "kfuse 1\ngraph p(y: f32[n]) -> (u) {\n  u = add y, y\n}\n";
+    kf_module *pm = NULL;
+    CHECK_STATUS(kf_module_parse(plain, strlen(plain), "plain", NULL, &pm), KF_OK);
+    kf_host_array pout = { 0 };
+    if (pm && kf_interpret(kf_module_graph(pm, 0), &in[1], 1, &pout, 1, err, sizeof err) == KF_OK)
+        CHECK_MSG(kf_rg_sum_slack(kf_module_graph(pm, 0), &in[1], 1, &pout) == NULL, "a graph without a sum has slack");
+    kf_free(pout.data);
+    kf_module_free(pm);
+out:
+    free(x);
+    free(y);
+    kf_module_free(m);
+}
+
 /* -- Threads --------------------------------------------------------------------- */
 
 typedef struct thr {
@@ -1321,7 +1399,8 @@ static void test_backend(kf_backend b, int argc, char **argv)
 
 /* test_runtime BACKEND [FILE.kir...]: one backend (cuda, opencl, cpu) per
  * process, so CTest runs the backends side by side; "api" runs the
- * backend-independent checks (environment overrides). */
+ * backend-independent checks (environment overrides, the comparator's
+ * slack). */
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -1330,6 +1409,7 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "api") == 0) {
         test_env();
+        test_sum_slack();
         return kf_test_done();
     }
     kf_backend b = rt_backend_arg("test_runtime", argv[1]);
