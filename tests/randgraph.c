@@ -518,11 +518,12 @@ static int64_t array_numel(const kf_host_array *a)
     return n;
 }
 
-/* A float sum or mean: its result depends on the order of accumulation. */
+/* A float sum or mean (an inexact reduction other than a product, whose
+ * error is relative, as the tolerance already is). */
 static bool float_sum(const kf_graph *g, int32_t i)
 {
     const kf_irnode *x = &g->nodes[i];
-    return (x->op == KF_OP_SUM || x->op == KF_OP_MEAN) && kf_dt_is_float((kf_dtype)g->nodes[x->args[0]].dtype);
+    return x->op != KF_OP_PROD && inexact_reduce((kf_op)x->op, (kf_dtype)g->nodes[x->args[0]].dtype);
 }
 
 /* A copy of g where each float sum or mean S of x is S + s * SUM_SHIFT *
@@ -611,7 +612,7 @@ void kf_rg_slack_free(double **slack, int nout)
 }
 
 int64_t kf_rg_compare(const kf_graph *g, int j, const void *got, const kf_host_array *want, int64_t n,
-                      bool fast_math, const double *slack, int64_t *bad1)
+                      bool fast_math, double *const *slack, int64_t *bad1)
 {
     kf_rg_dep dep = kf_rg_output_dep(g, j, fast_math);
     kf_dtype t = want->dtype;
@@ -634,7 +635,7 @@ int64_t kf_rg_compare(const kf_graph *g, int j, const void *got, const kf_host_a
         else if (!isfinite(a) || !isfinite(b))
             ok = a == b || dep.fsum;
         else   /* below a float sum, partial results may underflow in one order and not another */
-            ok = fabs(a - b) <= rt_tol(dep.coarsest) * (fabs(b) + scale) + (slack ? slack[i] : 0) ||
+            ok = fabs(a - b) <= rt_tol(dep.coarsest) * (fabs(b) + scale) + (slack ? slack[j][i] : 0) ||
                  (dep.fsum && fabs(a) < min_normal(dep.coarsest) && fabs(b) < min_normal(dep.coarsest));
         if (!ok && !dep.exact && !fl && near < n / 8 + 1) {   /* one step apart, modulo the width */
             uint64_t ua = 0, ub = 0, mask = es == 8 ? UINT64_MAX : (1ull << (8 * es)) - 1;

@@ -88,10 +88,10 @@ bool kf_rg_fast_math_op(const kf_graph *g);
  * saturating to 1 in f32 near 4, then cast to i8, on some elements; a
  * u32 flipped from 1 to 0 before a neg), where an unwritten or wrong
  * output differs almost everywhere.  A float output also passes within
- * slack[i] more (NULL: none; kf_rg_sum_slack).  *bad1: the first
- * mismatch.  fast_math as for kf_rg_output_dep. */
+ * slack[j][i] more (slack: kf_rg_sum_slack's, or NULL for none).  *bad1:
+ * the first mismatch.  fast_math as for kf_rg_output_dep. */
 int64_t kf_rg_compare(const kf_graph *g, int j, const void *got, const kf_host_array *want, int64_t n,
-                      bool fast_math, const double *slack, int64_t *bad1);
+                      bool fast_math, double *const *slack, int64_t *bad1);
 
 /* How far each element of each output of g may move with the order of
  * g's float sums and means, for kf_rg_compare: the backends accumulate in
@@ -101,8 +101,9 @@ int64_t kf_rg_compare(const kf_graph *g, int j, const void *got, const kf_host_a
  * interpreter's outputs of g on inputs in; g is interpreted twice more
  * with every such reduction's result moved by 8 units in the last place
  * at 1 of the backends' accumulator (f32; f64 for f64) times the sum (a
- * mean: the mean) of its operands' magnitudes, all up, then down and up by turns, and an element's slack is
- * the most it moved (infinite where it became or stopped being finite).
+ * mean: the mean) of its operands' magnitudes, all up, then down and up
+ * by turns, and an element's slack is the most it moved (infinite where
+ * it became or stopped being finite).
  * This bounds the backends' order (f32 accumulation in a tree of a few
  * levels over the interpreter's double) with room, where a wrong or
  * dropped term of a sum of fewer than about 2^20 moves it by more.

@@ -96,8 +96,7 @@ static void check_outputs(tcase *t, kf_host_array *got, const char *label)
                   "%s: output %d not described", label, j);
         if (!got[j].data)
             continue;
-        int64_t first = -1, n = arr_numel(r);
-        int64_t bad = kf_rg_compare(t->g, j, got[j].data, r, n, false, t->slack ? t->slack[j] : NULL, &first);
+        int64_t first = -1, n = arr_numel(r), bad = kf_rg_compare(t->g, j, got[j].data, r, n, false, t->slack, &first);
         CHECK_MSG(bad == 0, "%s: output '%s' (%s, %lld elements): %lld mismatches, first at %lld: got %.9g want %.9g",
                   label, kf_graph_output_name(t->g, j), kf_dtype_name(r->dtype), (long long)n, (long long)bad,
                   (long long)first, bad ? rt_load(got[j].data, r->dtype, first) : 0.0,
