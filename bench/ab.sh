@@ -11,6 +11,7 @@
 # carried to the GPU machine (exp/ is ignored by git: name it in carry).
 #
 # Usage: [ROUNDS=3] [BACKENDS=cuda,opencl] [WORKLOADS=bench/workloads.kir] [CL_MATCH=nvidia (the OpenCL device)] [PEERS="--systems torch.compile"]
+#        [KFBENCH_ARGS="--fast-math" (more kfbench options, both sides)]
 #        bash bench/ab.sh BASE SIZES REPS GRAPH...
 set -uo pipefail
 base=$(cd "$1" && pwd) || exit 1
@@ -40,8 +41,9 @@ for r in $(seq 1 "$rounds"); do
         for side in base new; do
             tree=$here
             [ $side = base ] && tree=$base
+            # shellcheck disable=SC2086
             "$tree/build/gpu/kfbench" --backend "$b" --device "$dev" --sizes "$sizes" --reps "$reps" \
-                --csv "$OUT/ab/$side-$b-$r.csv" "${WORKLOADS:-$here/bench/workloads.kir}" "$@" >/dev/null ||
+                --csv "$OUT/ab/$side-$b-$r.csv" ${KFBENCH_ARGS:-} "${WORKLOADS:-$here/bench/workloads.kir}" "$@" >/dev/null ||
                 echo "ab: kfbench $side $b round $r failed"
         done
     done

@@ -79,7 +79,7 @@ static bool prepare_once(const kf_graph *g, const kf_cache_target *t, double us[
     kf_cg_kabi *abi = malloc((size_t)(nk ? nk : 1) * sizeof *abi);
     bool ok = abi != NULL;
     for (int k = 0; ok && k < nk; k++)
-        if (kf_cg_kernel_abi(p.plan, k, &abi[k], err, sizeof err) != KF_OK) {
+        if (kf_cg_kernel_abi(p.plan, k, false, &abi[k], err, sizeof err) != KF_OK) {
             printf("%s: kernel %d abi: %s\n", kf_graph_name(g), k, err);
             ok = false;
         }

@@ -158,9 +158,11 @@ static kf_status bind_kernels(kf_program *p, char *msg, size_t msglen)
         return KF_ERR_NO_MEMORY;
     }
     kf_status s = KF_OK;
+    const kf_cache_target *t = kf_rt_cache_target(p->ctx);   /* what the module was made for */
+    kf_cg_caps caps = kf_cache_caps_of(&p->ctx->info, &t->fuse);
     for (int i = 0; i < p->nk && s == KF_OK; i++) {
         kf_rt_kernel *rk = &p->k[i];
-        s = kf_cg_kernel_abi(p->plan, i, &rk->abi, msg, msglen);
+        s = kf_cg_kernel_abi(p->plan, i, kf_cg_fast_math(t->lang, &caps), &rk->abi, msg, msglen);
         if (s == KF_OK)
             s = map_sources(p, i, msg, msglen);
         /* what every run needs to size its host memory and scratch */

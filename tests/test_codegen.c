@@ -298,7 +298,7 @@ static void emit_case(tcase *c, const kf_cg_caps *devcaps)
     for (int k = 0; k < p->nkernels && c->cuda && c->ocl; k++) {
         kf_cg_kabi *a = malloc(sizeof *a);
         char err[256];
-        kf_status s = kf_cg_kernel_abi(p, k, a, err, sizeof err);
+        kf_status s = kf_cg_kernel_abi(p, k, false, a, err, sizeof err);
         CHECK_MSG(s == KF_OK, "%s: kernel %d abi: %s", c->name, k, err);
         for (int v = 0; s == KF_OK && v < KF_CG_VARIANT_COUNT; v++) {
             char nm[KF_CG_NAME_MAX + 2];
@@ -886,7 +886,7 @@ static bool cl_run(tcase *c, cl_program prog, const kf_host_array *inputs, const
     for (int k = 0; ok && k < p->nkernels; k++) {
         const kf_kernel *kk = &p->kernels[k];
         char msg[256];
-        ok = kf_cg_kernel_abi(p, k, abi, msg, sizeof msg) == KF_OK;
+        ok = kf_cg_kernel_abi(p, k, false, abi, msg, sizeof msg) == KF_OK;
         CHECK_MSG(ok, "%s: abi: %s", c->name, msg);
         int nb = kk->nargs + kk->nouts;
         kf_cg_array *arr = calloc((size_t)nb + 1, sizeof *arr);
@@ -1202,7 +1202,7 @@ static void test_abi(void)
     const tcase *c = find_case("x5");
     if (a && c) {
         const kf_plan *p = c->pl.plan;
-        CHECK_STATUS(kf_cg_kernel_abi(p, 0, a, err, sizeof err), KF_OK);
+        CHECK_STATUS(kf_cg_kernel_abi(p, 0, false, a, err, sizeof err), KF_OK);
         CHECK(a->kind == KF_KERNEL_EW && a->rank == 1 && a->nargs == 1 && a->nouts == 1 && a->meta_count == 6);
         CHECK(a->vecw == 4 && !a->has_c32 && !a->has_s32 && !a->has_err && !a->has_scratch && a->param_bytes == 64);
         kf_cg_entry_name(a, KF_CG_C32, nm, sizeof nm);
@@ -1265,7 +1265,7 @@ static void test_abi(void)
     }
     c = find_case("discount");
     if (a && c) {   /* rank 3: s32 exists and is picked for small strided calls */
-        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);
+        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, false, a, err, sizeof err), KF_OK);
         CHECK(a->has_s32 && !a->has_c32 && a->meta_count == 1 + 3 + 9 + 3);
         int64_t sym[4];
         for (int i = 0; i < c->pl.plan->g->nsyms; i++)
@@ -1342,7 +1342,7 @@ static void test_abi(void)
     }
     c = find_case("boxplus");
     if (a && c) {   /* log1p: branchy, and two arrays: h64 */
-        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);
+        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, false, a, err, sizeof err), KF_OK);
         CHECK(a->branchy && a->has_h64 && a->vecw == 4 && a->streams == 2 &&
               strcmp(a->entry[KF_CG_H64] + strlen(a->entry[KF_CG_H64]) - 4, "_h64") == 0);
         int64_t sym[1] = { 10 };
@@ -1411,7 +1411,7 @@ static void test_abi(void)
     }
     c = find_case("saxpy");
     if (a && c) {   /* two arrays, no branches: h64 where its grid fills 8 blocks per unit and c's does not */
-        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);
+        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, false, a, err, sizeof err), KF_OK);
         CHECK(!a->branchy && a->has_h64 && !a->has_b64 && a->streams == 2);
         int64_t sym[1] = { 10 };
         CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, NULL, meta, err, sizeof err), KF_OK);
@@ -1445,7 +1445,7 @@ static void test_abi(void)
     }
     c = find_case("poly");
     if (a && c) {   /* three arrays, no branches: c64 while c's grid fits in a wave, h64 from there (saxpy: the other way) */
-        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);
+        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, false, a, err, sizeof err), KF_OK);
         CHECK(!a->branchy && a->has_h64 && a->streams == 3);
         int64_t sym[1] = { 10 };
         CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, NULL, meta, err, sizeof err), KF_OK);
@@ -1464,7 +1464,7 @@ static void test_abi(void)
     }
     c = find_case("bcastone");
     if (a && c) {   /* x[n,4] with b[1] and c[1,1], broadcast on every dim: read once, so contiguous */
-        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);
+        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, false, a, err, sizeof err), KF_OK);
         CHECK((a->buf_flags[1] & KF_CG_BUF_BCAST) && (a->buf_flags[2] & KF_CG_BUF_BCAST) && !a->bsplit);
         int64_t sym[4] = { 10, 10, 10, 10 };
         CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, NULL, meta, err, sizeof err), KF_OK);
@@ -1476,7 +1476,7 @@ static void test_abi(void)
     }
     c = find_case("rows");
     if (a && c) {   /* f32[m,n] -> max, argmax, sum over axis 1 */
-        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);
+        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, false, a, err, sizeof err), KF_OK);
         CHECK(a->kind == KF_KERNEL_REDUCE && a->axes == 2 && a->nouts == 3 && a->has_scratch);
         CHECK(a->red_val[0] == 4 && a->red_val[1] == 4 && a->red_val[2] == 4);
         CHECK(!a->red_idx[0] && a->red_idx[1] && !a->red_idx[2]);
@@ -1556,14 +1556,25 @@ static void test_abi(void)
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARP && L.l[0].grid == 512);
         kf_cg_launch_variant(a, meta, KF_CG_WARPV, 16, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARPV && L.l[0].grid == 512);
+        /* warpv indexes in 32 bits: warp where x's span is past 2^31 - 1
+         * elements (here 4095 rows 2^20 apart), or the space's points */
+        meta[3] = (int64_t)1 << 20;
+        kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARP && L.l[0].grid == 512);
+        kf_cg_launch_variant(a, meta, KF_CG_WARPV, 16, true, 0, &L);
+        CHECK(L.n == 0);
+        meta[3] = (int64_t)1 << 16;   /* 4095 * 2^16 + 999 < 2^31 */
+        kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARPV);
+        meta[3] = 1000;
         /* warp and tile run their loops over outputs once (KF_ONE_PASS):
          * past 8 * (2^31 - 1) outputs no warp grid covers them, nor a
          * tile grid (a block an output), and seq runs instead; off a GPU
          * tile */
         meta[1] = 8 * (int64_t)INT32_MAX;
         meta[2] = 32;
-        kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);
-        CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARPV && L.l[0].grid == INT32_MAX);
+        kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);   /* warp: past warpv's 32 bits */
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARP && L.l[0].grid == INT32_MAX);
         meta[1] += 1;
         kf_cg_fill_chunks(a, meta);
         kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);
@@ -1658,7 +1669,7 @@ static void test_abi(void)
     }
     c = find_case("cols");
     if (a && c) {   /* min keepdims [1,n] and argmin [n] over axis 0 of [m,n] */
-        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);
+        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, false, a, err, sizeof err), KF_OK);
         int64_t sym[2] = { 6, 6 };
         kf_cg_array arr[3] = { { { 7, 1 }, 0 }, { { 6, 1 }, 0 }, { { 1 }, 2 } };
         CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, arr, meta, err, sizeof err), KF_OK);
@@ -1667,7 +1678,7 @@ static void test_abi(void)
     }
     c = find_case("misc");
     if (a && c) {   /* take: an error flag and one take source */
-        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);
+        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, false, a, err, sizeof err), KF_OK);
         CHECK(a->has_err && a->ntake == 1 && (a->buf_flags[0] & KF_CG_BUF_TAKE) && !(a->buf_flags[0] & KF_CG_BUF_EW));
         int64_t sym[1] = { 9 };
         kf_cg_array arr[4] = { { { 3 }, 5 }, { { 1 }, 0 }, { { 1 }, 0 }, { { 1 }, 0 } };
@@ -1698,7 +1709,7 @@ static void test_abi(void)
     }
     c = find_case("gathermix");
     if (a && c) {   /* direct and computed takes, no coordinates: h64 exists */
-        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, a, err, sizeof err), KF_OK);
+        CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 0, false, a, err, sizeof err), KF_OK);
         CHECK(a->has_g64 && a->has_h64 && !a->has_c32 && a->vecw == 4);
         /* on a GPU a contiguous call runs h64 (two points a thread) from 8
          * blocks of 1024 points per SM, one point per thread below; a CPU
@@ -1802,7 +1813,7 @@ static void test_errors(void)
         CHECK_STATUS(kf_cg_emit(c->pl.plan, KF_TARGET_CUDA, NULL, &o, err, sizeof err), KF_OK);
         kf_cg_kabi *a = malloc(sizeof *a);
         if (a)
-            CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 7, a, err, sizeof err), KF_ERR_INVALID_ARG);
+            CHECK_STATUS(kf_cg_kernel_abi(c->pl.plan, 7, false, a, err, sizeof err), KF_ERR_INVALID_ARG);
         free(a);
     }
     kf_sb_free(&o);
@@ -1873,6 +1884,60 @@ static void test_fast_math(bool nvrtc)
     }
     kf_pipeline_clear(&pl);
     kf_module_free(m);
+}
+
+/* The launch facts under fast math (abi.c, branchy_node): an op whose
+ * fast form has no slow path (f32 division, reciprocal, rsqrt, sigmoid,
+ * sin, cos, tan) leaves the body branch-free, so boxplus's large calls run
+ * c64 instead of b64; f64 and the ops fast math keeps accurate (sqrt, pow)
+ * still branch. */
+static void test_fast_branchy(void)
+{
+    static const struct {
+        const char *type, *body;
+        bool fast_branchy;   /* with fast_math; every case branches without it */
+    } fb[] = {
+        { "f32", "log (div (add 1.0, (exp (add a, b))), (add (exp a), (exp b)))", false },
+        { "f32", "add (rcp a), (rsqrt b)", false },
+        { "f32", "add (sigmoid a), (tan b)", false },
+        { "f16", "div (sin a), (cos b)", false },
+        { "f64", "div a, b", true },
+        { "f32", "add (sqrt a), (div a, b)", true },
+        { "f32", "pow a, b", true },
+        { "i32", "div a, b", true },
+    };
+    for (size_t i = 0; i < sizeof fb / sizeof fb[0]; i++) {
+        char text[512], err[256];
+        snprintf(text, sizeof text, "kfuse 1\ngraph fb(a: %s[n], b: %s[n]) -> (y) {\n  y = %s\n}\n", fb[i].type,
+                 fb[i].type, fb[i].body);
+        kf_module *m = NULL;
+        CHECK_STATUS(kf_module_parse(text, strlen(text), "fb", NULL, &m), KF_OK);
+        for (int fast = 0; m && fast < 2; fast++) {
+            kf_fuse_options fo = { .fast_math = fast };
+            kf_pipeline pl;
+            kf_cg_kabi *a = malloc(sizeof *a);
+            if (!a || kf_fuse(kf_module_graph(m, 0), &fo, NULL, &pl) != KF_OK) {
+                CHECK_MSG(false, "%s: %s", fb[i].body, a ? pl.err : "no memory");
+                free(a);
+                continue;
+            }
+            CHECK_STATUS(kf_cg_kernel_abi(pl.plan, 0, fast, a, err, sizeof err), KF_OK);
+            bool want = !fast || fb[i].fast_branchy;
+            CHECK_MSG(a->branchy == want, "%s %s, fast_math %d: branchy %d", fb[i].type, fb[i].body, fast,
+                      (int)a->branchy);
+            if (i == 0) {   /* boxplus: b64 only while branchy; at 2^26 on 132 units b64, else c64 */
+                int64_t meta[64], sym[1] = { (int64_t)1 << 26 };
+                kf_cg_launches L;
+                CHECK(a->has_b64 == want && a->has_h64);
+                CHECK_STATUS(kf_cg_fill_meta(a, pl.plan, sym, NULL, meta, err, sizeof err), KF_OK);
+                kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+                CHECK(L.n == 1 && L.l[0].variant == (want ? KF_CG_B64 : KF_CG_C64));
+            }
+            free(a);
+            kf_pipeline_clear(&pl);
+        }
+        kf_module_free(m);
+    }
 }
 
 /* -- Main ------------------------------------------------------------------------------------------------- */
@@ -2092,6 +2157,7 @@ int main(void)
     test_abi();
     test_errors();
     test_fast_math(env_int("KF_TEST_CG_NVRTC", 1));
+    test_fast_branchy();
     const char *dump = getenv("KF_TEST_CG_DUMP");   /* a case name: print graph, plan and sources */
     for (int i = 0; dump && i < ncases; i++)
         if (strcmp(cases[i].name, dump) == 0) {

@@ -882,7 +882,7 @@ static void test_emit(void)
         CHECK(a.len > 0 && a.len == b.len && memcmp(kf_sb_str(&a), kf_sb_str(&b), a.len) == 0);
         for (int k = 0; k < p.plan->nkernels; k++) {
             kf_cg_kabi abi;
-            CHECK_STATUS(kf_cg_kernel_abi(p.plan, k, &abi, err, sizeof err), KF_OK);
+            CHECK_STATUS(kf_cg_kernel_abi(p.plan, k, false, &abi, err, sizeof err), KF_OK);
             for (int v = 0; v < KF_CG_VARIANT_COUNT; v++) {
                 char name[KF_CG_NAME_MAX], def[KF_CG_NAME_MAX + 32], alias[KF_CG_NAME_MAX + 32];
                 kf_cg_entry_name(&abi, (kf_cg_variant)v, name, sizeof name);

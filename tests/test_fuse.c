@@ -390,7 +390,7 @@ static void check_codegen(const kf_plan *pl)
         return;
     for (int32_t i = 0; i < pl->nkernels; i++) {
         char err[512];
-        kf_status s = kf_cg_kernel_abi(pl, (int)i, a, err, sizeof err);
+        kf_status s = kf_cg_kernel_abi(pl, (int)i, false, a, err, sizeof err);
         CHECK_MSG(s == KF_OK, "%s: kernel %d: codegen: %s", pl->g->name, (int)i, err);
         if (s == KF_OK)
             CHECK_MSG(a->param_bytes <= kf_kernel_param_bytes(pl->g, &pl->kernels[i]),

@@ -235,6 +235,22 @@ static bool branchy_op(kf_op op)
     }
 }
 
+/* Does node x branch?  Under fast math an f32 (f16, bf16) division,
+ * reciprocal, rsqrt, sigmoid, sin, cos and tan are the target's
+ * approximate functions (emit.c: fast_fn, fdiv_of), single instructions
+ * or a few without a slow path: boxplus's fast PTX has the loops'
+ * branches only (bench/results/h200-2026-11-29-s35-analysis.md). */
+static bool branchy_node(const kf_graph *g, const kf_irnode *x, bool fast_math)
+{
+    kf_op op = (kf_op)x->op;
+    if (!branchy_op(op))
+        return false;
+    kf_dtype t = (kf_dtype)g->nodes[x->args[0]].dtype;
+    bool approx = op == KF_OP_DIV || op == KF_OP_RCP || op == KF_OP_RSQRT || op == KF_OP_SIGMOID ||
+                  op == KF_OP_SIN || op == KF_OP_COS || op == KF_OP_TAN;
+    return !(fast_math && approx && kf_dt_is_float(t) && t != KF_F64);
+}
+
 /* Can a call fit b64 with outer dims 0..split-1?  Not where literal dims
  * rule out every call (b64's text would then test against constants): a
  * 0, or literal inner dims that make no whole number of vectors. */
@@ -286,7 +302,7 @@ none:
     ki->bsplit = 0;
 }
 
-kf_status kf_cg_kinfo_init(kf_cg_kinfo *ki, const kf_plan *p, int kidx, char *err, size_t errlen)
+kf_status kf_cg_kinfo_init(kf_cg_kinfo *ki, const kf_plan *p, int kidx, bool fast_math, char *err, size_t errlen)
 {
     memset(ki, 0, sizeof *ki);
     if (!p || !p->g || kidx < 0 || kidx >= p->nkernels || !p->kernels)
@@ -424,7 +440,7 @@ kf_status kf_cg_kinfo_init(kf_cg_kinfo *ki, const kf_plan *p, int kidx, char *er
     }
     for (int i = 0; i < k->nnodes && k->kind == KF_KERNEL_EW; i++) {
         ki->gather = ki->gather || kf_cg_direct_take(ki, k->nodes[i]);
-        ki->branchy = ki->branchy || branchy_op((kf_op)g->nodes[k->nodes[i]].op);
+        ki->branchy = ki->branchy || branchy_node(g, &g->nodes[k->nodes[i]], fast_math);
     }
     /* contiguous variants: 16 bytes of the smallest element per thread step */
     size_t minsz = 8;
@@ -476,10 +492,10 @@ bad:
 
 static size_t align_up(size_t o, size_t a) { return (o + a - 1) / a * a; }
 
-kf_status kf_cg_kernel_abi(const kf_plan *p, int k, kf_cg_kabi *a, char *err, size_t errlen)
+kf_status kf_cg_kernel_abi(const kf_plan *p, int k, bool fast_math, kf_cg_kabi *a, char *err, size_t errlen)
 {
     kf_cg_kinfo ki;
-    kf_status st = kf_cg_kinfo_init(&ki, p, k, err, errlen);
+    kf_status st = kf_cg_kinfo_init(&ki, p, k, fast_math, err, errlen);
     if (st != KF_OK)
         return st;
     const kf_kernel *kk = ki.k;
@@ -553,7 +569,7 @@ kf_status kf_cg_kernel_abi(const kf_plan *p, int k, kf_cg_kabi *a, char *err, si
 kf_status kf_cg_kernel_prefix(const kf_plan *p, int k, char *buf, size_t len, char *err, size_t errlen)
 {
     kf_cg_kinfo ki;
-    kf_status st = kf_cg_kinfo_init(&ki, p, k, err, errlen);
+    kf_status st = kf_cg_kinfo_init(&ki, p, k, false, err, errlen);   /* the hash is the same either way */
     if (st != KF_OK)
         return st;
     kf_snprintf(buf, len, "%s", ki.prefix);
@@ -772,19 +788,15 @@ static bool row_major(const kf_cg_kabi *a, const int64_t *meta, int b, int zero_
     return true;
 }
 
-kf_cg_variant kf_cg_pick_variant(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs)
+/* The 32-bit variants' condition (c32, s32, warpv): n, and every buffer's
+ * span (its furthest element from element 0 along its strides) fit int32. */
+static bool fits32(const kf_cg_kabi *a, const int64_t *meta)
 {
-    if (a->kind == KF_KERNEL_REDUCE) {
-        uint64_t M, L;
-        red_sizes(a, meta, &M, &L);
-        if (kf_cg_warp_sizes(M, L) && red_contiguous(a, meta))
-            return KF_CG_WARP;
-        return use_seq(M, L) ? KF_CG_SEQ : KF_CG_TILE;
-    }
-    int R = a->rank, nb = a->nargs + a->nouts;
+    int R = a->rank;
     const int64_t *shape = meta + 1;
-    bool small = meta[0] <= INT32_MAX, contig = true;
-    for (int b = 0; b < nb; b++) {
+    if (meta[0] > INT32_MAX)
+        return false;
+    for (int b = 0; b < a->nargs + a->nouts; b++) {
         if (!(a->buf_flags[b] & KF_CG_BUF_EW))
             continue;
         const int64_t *row = meta + 1 + R + b * R;
@@ -794,16 +806,29 @@ kf_cg_variant kf_cg_pick_variant(const kf_cg_kabi *a, const int64_t *meta, const
                 uint64_t s = (uint64_t)(row[d] < 0 ? -row[d] : row[d]);
                 uint64_t e = (uint64_t)shape[d] - 1;
                 if (s > (uint64_t)INT32_MAX / e || span + s * e > (uint64_t)INT32_MAX)
-                    small = false;
-                else
-                    span += s * e;
+                    return false;
+                span += s * e;
             }
         }
+    }
+    return true;
+}
+
+kf_cg_variant kf_cg_pick_variant(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs)
+{
+    if (a->kind == KF_KERNEL_REDUCE) {
+        uint64_t M, L;
+        red_sizes(a, meta, &M, &L);
+        if (kf_cg_warp_sizes(M, L) && red_contiguous(a, meta))
+            return KF_CG_WARP;
+        return use_seq(M, L) ? KF_CG_SEQ : KF_CG_TILE;
+    }
+    bool small = fits32(a, meta), contig = true;
+    for (int b = 0; b < a->nargs + a->nouts; b++)
         /* a buffer broadcast on every dim is read once, before the loop */
-        if (!(a->buf_flags[b] & KF_CG_BUF_BCAST) &&
+        if ((a->buf_flags[b] & KF_CG_BUF_EW) && !(a->buf_flags[b] & KF_CG_BUF_BCAST) &&
             (!row_major(a, meta, b, 0) || !vec_aligned(a, meta, addrs, b, KF_CG_VEC_BYTES)))
             contig = false;
-    }
     if (contig)
         return small && a->has_c32 ? KF_CG_C32 : KF_CG_C64;
     return small && a->has_s32 ? KF_CG_S32 : KF_CG_S64;
@@ -902,7 +927,7 @@ static bool h64_fits(const kf_cg_kabi *a, const int64_t *meta)
 }
 
 /* kf_cg_launch_variant for a v whose layout conditions the caller has
- * checked (b64_fits for b64, red_gvec for warpv). */
+ * checked (b64_fits for b64, red_gvec and fits32 for warpv). */
 static void launches(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int compute_units, bool gpu,
                      uint32_t grid_override, kf_cg_launches *out)
 {
@@ -970,7 +995,7 @@ void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_varian
                           uint32_t grid_override, kf_cg_launches *out)
 {
     if (((v == KF_CG_B64 || v == KF_CG_B1) && !b64_fits(a, meta, NULL)) ||
-        (v == KF_CG_WARPV && !red_gvec(a, meta, NULL)))
+        (v == KF_CG_WARPV && (!red_gvec(a, meta, NULL) || !fits32(a, meta))))
         memset(out, 0, sizeof *out);
     else
         launches(a, meta, v, compute_units, gpu, grid_override, out);
@@ -1133,7 +1158,8 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
         if (v == KF_CG_WARP) {   /* a GPU variant; tile gives its bits (emit.c emits it only there) */
             if (!gpu || !warp_covers(M))
                 v = KF_CG_TILE;
-            else if (red_gvec(a, meta, addrs))   /* the vector path alone (codegen.h, "warpv") */
+            else if (red_gvec(a, meta, addrs) && fits32(a, meta))   /* the vector path alone, in 32 bits
+                                                                     * (codegen.h, "warpv") */
                 v = KF_CG_WARPV;
         }
         if (gpu && v == KF_CG_TILE && !tile_covers(a, meta, M))   /* KF_ONE_PASS: seq loops grid-stride */

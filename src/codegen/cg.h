@@ -110,8 +110,9 @@ typedef struct kf_cg_kinfo {
 } kf_cg_kinfo;
 
 /* Analyse kernel kidx of p (checks that the plan is well formed for code
- * generation); release with kf_cg_kinfo_free. */
-kf_status kf_cg_kinfo_init(kf_cg_kinfo *ki, const kf_plan *p, int kidx, char *err, size_t errlen);
+ * generation); release with kf_cg_kinfo_free.  fast_math: the code is fast
+ * math's (as kf_cg_kernel_abi). */
+kf_status kf_cg_kinfo_init(kf_cg_kinfo *ki, const kf_plan *p, int kidx, bool fast_math, char *err, size_t errlen);
 void kf_cg_kinfo_free(kf_cg_kinfo *ki);
 
 static inline int kf_cg_role(const kf_cg_kinfo *ki, int32_t node) { return ki->role[node] >> 24; }

@@ -98,7 +98,10 @@
  * length <= KF_CG_TILE_ELEMS, GPUs only), the same bits as tile; warpv =
  * warp for a call whose groups of reduced elements load as vectors (gvec,
  * checked on the host: kf_cg_launch_rule), without warp's test of it and
- * its element-by-element path.  Which is used
+ * its element-by-element path, in 32-bit indices (the call's points and
+ * every buffer's span under 2^31, as c32), and in a kernel without
+ * elementwise outputs with the loads of a group past the last output from
+ * output M - 1.  Which is used
  * depends on the shape and on whether the reduced dim is contiguous in the
  * inputs (seq or warp); the combining order depends only on the variant
  * and the shape: results are bitwise identical for every grid size, every
@@ -229,7 +232,8 @@ typedef struct kf_cg_kabi {
     int vecw;               /* contiguous variants: elements per thread step */
     bool has_c32, has_s32;  /* the 32-bit EW variants exist (see "Variants") */
     bool has_g64;           /* g64 exists: an EW kernel with a direct take (GPUs only) */
-    bool branchy;           /* EW whose body branches on its operands on a GPU (division, sqrt, sin, ...) */
+    bool branchy;           /* EW whose body branches on its operands on a GPU (division, sqrt, sin, ...;
+                             * under fast math fewer: kf_cg_kernel_abi) */
     bool has_h64;           /* h64 exists: a direct take, or branchy or streams >= 2 and no take; no coordinates, vecw >= 4 (GPUs only) */
     int streams;            /* EW: array args read at the iteration point, each a stream of loads */
     bool has_b64;           /* b64 exists: bsplit > 0, or a short branchy body without takes or coordinates */
@@ -249,7 +253,19 @@ typedef struct kf_cg_kabi {
     char entry[KF_CG_VARIANT_COUNT][KF_CG_NAME_MAX]; /* kf_cg_entry_name of each variant, made once */
 } kf_cg_kabi;
 
-kf_status kf_cg_kernel_abi(const kf_plan *p, int k, kf_cg_kabi *out, char *err, size_t errlen);
+/* fast_math: the module's code is fast math's (kf_cg_fast_math, below:
+ * kf_cg_caps.fast_math on CUDA and OpenCL; the CPU target has none).  Its
+ * approximate f32 division, reciprocal, rsqrt, sigmoid, sin, cos and tan
+ * have no slow path, so they do not make a body branchy, which changes
+ * the variants the module holds (h64, b64) and the launch rule's picks. */
+kf_status kf_cg_kernel_abi(const kf_plan *p, int k, bool fast_math, kf_cg_kabi *out, char *err, size_t errlen);
+
+/* Is target t's code under caps fast math's?  kf_cg_kernel_abi's fast_math
+ * for a module of kf_cg_emit. */
+static inline bool kf_cg_fast_math(kf_target t, const kf_cg_caps *caps)
+{
+    return t != KF_TARGET_LLVM && caps && caps->fast_math;
+}
 
 /* What the entry point names of kernel k of p begin with,
  * "<graph>_k<k>_<hash8>", into buf (KF_CG_NAME_MAX bytes are always

@@ -873,7 +873,7 @@ static const char *const variant_doc[KF_CG_VARIANT_COUNT] = {
     "pass 1: one block per (output, chunk of tiles); final when one chunk, else partials to scratch",
     "pass 2: one block per output combines its chunks from scratch",
     "one 32-thread group per output (at most one tile), the tile variant's order",
-    "warp for a call whose groups load as vectors (gvec: the launch rule checks it)",
+    "warp for a call whose groups load as vectors (gvec: the launch rule checks it), 32-bit indices",
 };
 
 static void entry_head(E *e, kf_cg_variant v)
@@ -2536,13 +2536,19 @@ static void lane_reduce(E *e)
  * the vector path alone, for calls where the launch rule found gvec true:
  * half the instructions (192 against 414), and rowsum of [1024, 1024] and
  * [4096, 1024] f32 on an H100 1.0% and 1.3% faster than warp in one
- * process (bench/results/h100-2026-11-27-s17-analysis.md). */
+ * process (bench/results/h100-2026-11-27-s17-analysis.md); its 32-bit
+ * indices and clamped row 0.5-1.6% more at those sizes
+ * (bench/results/h100-2026-12-07-s36-analysis.md). */
 static void emit_red_warp(E *e, bool vec_only)
 {
     const kf_cg_kinfo *ki = e->ki;
     const kf_kernel *k = ki->k;
     const kf_cg_spell *sp = e->sp;
-    ix t = ix_of(e, true), t32 = ix_of(e, false);
+    /* warpv: outputs, coordinates and offsets in 32 bits too, and where
+     * the kernel stores no elementwise output, the loads of a group past
+     * the last output from output M - 1 instead of a test around them */
+    ix t = ix_of(e, !vec_only), t32 = ix_of(e, false);
+    bool clamp = vec_only && ki->nred == k->nouts;
     const int W = KF_CG_WARP_LANES, V = KF_CG_BLOCK / KF_CG_WARP_LANES, G = KF_CG_BLOCK / KF_CG_WARP_LANES;
     const int RG = KF_CG_RED_GROUP, round = KF_CG_BLOCK * RG;
     entry_head(e, vec_only ? KF_CG_WARPV : KF_CG_WARP);
@@ -2560,7 +2566,7 @@ static void emit_red_warp(E *e, bool vec_only)
     P("    for (%s ob = (%s)%s * %d; ob < M; ob = KF_NEXT(ob, (%s)%s * %d, M)) {\n", t.IX, t.IX, sp->bid, G, t.IX,
       sp->gdim, G);
     P("        const %s o = ob + lid / %d;\n", t.IX, W);
-    coords_from(e, t, kept_mask(e), "o", "t", "        ");
+    coords_from(e, t, kept_mask(e), clamp ? "o < M ? o : M - 1" : "o", "t", "        ");
     kf_strbuf x = KF_STRBUF_INIT;
     for (int j = 0; j < k->nouts; j++) {
         if (!is_red(e, k->outs[j]))
@@ -2583,7 +2589,7 @@ static void emit_red_warp(E *e, bool vec_only)
     kf_sb_free(&x);
     /* rounds of 1024 elements, a group per register slot: as vectors, else
      * element by element (the slots unrolled, the elements of a group not) */
-    P("        if (o < M) {\n");
+    P(clamp ? "        {\n" : "        if (o < M) {\n");
     if (vec) {
         P(elems ? "            if (gvec) {\n" : "            {\n");
         P("                %s base = 0;\n", t32.IX);
@@ -2913,11 +2919,11 @@ kf_status kf_cg_emit(const kf_plan *p, kf_target t, const kf_cg_caps *caps, kf_s
     numcache nums;
     nums.n = 0;
     E e = { t == KF_TARGET_CUDA ? &kf_cg_spell_cuda : &kf_cg_spell_opencl, t, caps, p->g, NULL, out, 0, false,
-            KF_OK, err, errlen, &nums, t == KF_TARGET_CUDA || !caps || caps->gpu, NULL, caps && caps->fast_math };
+            KF_OK, err, errlen, &nums, t == KF_TARGET_CUDA || !caps || caps->gpu, NULL, kf_cg_fast_math(t, caps) };
     e.unroll = e.gpu ? e.sp->unroll : "";
     for (int k = 0; k < p->nkernels && e.st == KF_OK; k++) {
         kf_cg_kinfo ki;
-        e.st = kf_cg_kinfo_init(&ki, p, k, err, errlen);
+        e.st = kf_cg_kinfo_init(&ki, p, k, e.fast, err, errlen);
         if (e.st != KF_OK)
             break;
         e.ki = &ki;

@@ -2231,7 +2231,7 @@ kf_status kf_cg_emit_llvm(const kf_plan *p, const kf_cg_caps *caps, kf_strbuf *o
     l.vd = LLVMVoidTypeInContext(l.cx);
     for (int k = 0; k < p->nkernels && l.st == KF_OK; k++) {
         kf_cg_kinfo ki;
-        kf_status s = kf_cg_kinfo_init(&ki, p, k, err, errlen);
+        kf_status s = kf_cg_kinfo_init(&ki, p, k, false, err, errlen);   /* no fast math here */
         if (s != KF_OK) {
             l.st = s;
             break;

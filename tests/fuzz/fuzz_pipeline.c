@@ -62,7 +62,7 @@ static void check_kernels(const kf_plan *p, const kf_strbuf *src, const bool *em
         sym[i] = size > (size_t)i ? data[size - 1 - (size_t)i] % 10 : 3;
     for (int k = 0; sym && a && k < p->nkernels; k++) {
         char err[512] = "";
-        kf_status s = kf_cg_kernel_abi(p, k, a, err, sizeof err);
+        kf_status s = kf_cg_kernel_abi(p, k, false, a, err, sizeof err);
         if (s != KF_OK) {
             if ((s != KF_ERR_LIMIT && s != KF_ERR_NO_MEMORY) || !err[0])
                 __builtin_trap();
