@@ -2537,7 +2537,7 @@ static void lane_reduce(E *e)
  * half the instructions (192 against 414), and rowsum of [1024, 1024] and
  * [4096, 1024] f32 on an H100 1.0% and 1.3% faster than warp in one
  * process (bench/results/h100-2026-11-27-s17-analysis.md); its 32-bit
- * indices and clamped row 0.5-1.6% more at those sizes
+ * indices and clamped row 0.3-1.6% more at those sizes
  * (bench/results/h100-2026-12-07-s36-analysis.md). */
 static void emit_red_warp(E *e, bool vec_only)
 {
