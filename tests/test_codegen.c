@@ -1932,6 +1932,25 @@ static void test_fast_branchy(void)
                 CHECK_STATUS(kf_cg_fill_meta(a, pl.plan, sym, NULL, meta, err, sizeof err), KF_OK);
                 kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
                 CHECK(L.n == 1 && L.l[0].variant == (want ? KF_CG_B64 : KF_CG_C64));
+                /* the module holds the entry points of the ABI the same flag gives (CUDA and
+                 * OpenCL); the CPU target has no fast math, so b64 (an alias there) either way */
+                kf_cg_caps caps = { .fp64 = true, .fp16 = true, .gpu = true, .fast_math = fast };
+                for (int t = 0; t < 3; t++) {
+                    kf_target tg = t == 0 ? KF_TARGET_CUDA : t == 1 ? KF_TARGET_OPENCL : KF_TARGET_LLVM;
+#if !KFUSE_WITH_LLVM
+                    if (tg == KF_TARGET_LLVM)
+                        continue;
+#endif
+                    kf_strbuf o = KF_STRBUF_INIT;
+                    CHECK_STATUS(kf_cg_emit(pl.plan, tg, &caps, &o, err, sizeof err), KF_OK);
+                    CHECK(kf_cg_fast_math(tg, &caps) == (fast && tg != KF_TARGET_LLVM));
+                    char b64name[KF_CG_NAME_MAX];
+                    snprintf(b64name, sizeof b64name, "%s_b64", a->prefix);
+                    bool b64 = strstr(kf_sb_str(&o), b64name) != NULL;
+                    CHECK_MSG(b64 == (tg == KF_TARGET_LLVM || want) && strstr(kf_sb_str(&o), a->entry[KF_CG_C64]),
+                              "target %d, fast_math %d: b64 %d", t, fast, (int)b64);
+                    kf_sb_free(&o);
+                }
             }
             free(a);
             kf_pipeline_clear(&pl);
