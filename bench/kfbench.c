@@ -876,8 +876,11 @@ int main(int argc, char **argv)
     }
     kf_context_info(b.ctx, &b.info);
     snprintf(b.system, sizeof b.system, "kfuse-%s%s", kf_backend_name(b.info.backend), o.fast_math ? "-fast" : "");
-    printf("# kfbench: %s on %s (%s, driver %s, %.1f GiB, %d compute units)%s\n", b.system, b.info.name, b.info.arch,
-           b.info.driver, b.info.memory_bytes / 1073741824.0, b.info.compute_units,
+    char peak[48] = "";
+    if (b.info.memory_gbps > 0)   /* known on CUDA: the launch rule reads it */
+        snprintf(peak, sizeof peak, ", peak DRAM %.0f GB/s", b.info.memory_gbps);
+    printf("# kfbench: %s on %s (%s, driver %s, %.1f GiB, %d compute units%s)%s\n", b.system, b.info.name,
+           b.info.arch, b.info.driver, b.info.memory_bytes / 1073741824.0, b.info.compute_units, peak,
            legacy ? "; on CUDA's legacy default stream" : "");
     int rc = 1;
     if (csv && !(b.csv = fopen(csv, "w"))) {

@@ -329,6 +329,10 @@ typedef struct kf_device_info {
     bool gpu;              /* a GPU, not a CPU device */
     int sm;                /* NVIDIA compute capability, major * 10 + minor (90 for sm_90), on CUDA
                             * and on NVIDIA OpenCL devices (cl_nv_device_attribute_query); else 0 */
+    double memory_gbps;    /* peak DRAM bandwidth in GB/s, two transfers a memory clock over the
+                            * bus (the driver's memory clock and bus width), on CUDA: about 3350
+                            * on an H100 SXM; 0 where unknown (OpenCL, the CPU backend, a driver
+                            * that gives neither).  kfuse's launch rule reads it (docs/codegen.md) */
 } kf_device_info;
 
 /* Create a context.  opts may be NULL (all defaults).  On failure *out is

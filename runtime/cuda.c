@@ -527,6 +527,13 @@ static kf_status cu_open(int index, void **dev, kf_device_info *info, kf_rt_err 
     snprintf(info->driver, sizeof info->driver, "%d.%d", drv / 1000, (drv % 1000) / 10);
     info->memory_bytes = mem;
     info->compute_units = sms;
+    /* peak DRAM bandwidth: two transfers a memory clock over the bus; left 0
+     * (unknown) where the driver gives neither */
+    int mem_khz = 0, bus_bits = 0;
+    if (a->cuDeviceGetAttribute(&mem_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, d->cudev) == CUDA_SUCCESS &&
+        a->cuDeviceGetAttribute(&bus_bits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, d->cudev) == CUDA_SUCCESS &&
+        mem_khz > 0 && bus_bits > 0)
+        info->memory_gbps = 2.0 * mem_khz * 1e3 * (bus_bits / 8) / 1e9;
     info->fp64 = info->fp16 = true;
     info->gpu = true;
     info->sm = ccmaj * 10 + ccmin;

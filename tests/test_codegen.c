@@ -1362,6 +1362,14 @@ static void test_abi(void)
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_B64 && L.l[0].grid == 1u << 15 &&
               L.l[0].entry == a->entry[KF_CG_B64]);
+        /* a lean GPU (an H100's 3352 GB/s on 132 SMs, under 30 a unit) stays on c64; an H200's
+         * 4915 and an unknown bandwidth (0) take b64 */
+        kf_cg_launch_rule_mem(a, meta, NULL, 132, true, 3352, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 1u << 16);
+        kf_cg_launch_rule_mem(a, meta, NULL, 132, true, 4915, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_B64 && L.l[0].grid == 1u << 15);
+        kf_cg_launch_rule_mem(a, meta, NULL, 132, true, 0, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_B64);
         meta[0] = meta[1] = ((int64_t)1 << 26) + 2;
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
@@ -1377,6 +1385,8 @@ static void test_abi(void)
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 16 * 132 &&
               L.l[0].entry == a->entry[KF_CG_H64]);
+        kf_cg_launch_rule_mem(a, meta, NULL, 132, true, 3352, 0, &L);   /* below c's wave: lean or not */
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 16 * 132);
         meta[0] = meta[1] = 2 * 256 * 8 * 132 + 1;   /* the last thread has one element */
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 8 * 132 + 1);
@@ -1421,6 +1431,29 @@ static void test_abi(void)
         meta[0] = meta[1] = (int64_t)1 << 26;
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 1u << 16);
+        /* a lean GPU (an H100's 3352 GB/s on 132 SMs) keeps h64 past c's wave; an H200's 4915,
+         * an unknown bandwidth, unknown compute units or a CPU device do not */
+        kf_cg_launch_rule_mem(a, meta, NULL, 132, true, 3352, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 1u << 17 &&
+              L.l[0].entry == a->entry[KF_CG_H64]);
+        kf_cg_launch_rule_mem(a, meta, NULL, 132, true, 4915, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 1u << 16);
+        kf_cg_launch_rule_mem(a, meta, NULL, 132, true, 30 * 132 - 1, 0, &L);   /* the bound: under 30 a unit */
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64);
+        kf_cg_launch_rule_mem(a, meta, NULL, 132, true, 30 * 132, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
+        kf_cg_launch_rule_mem(a, meta, NULL, 132, true, 0, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
+        kf_cg_launch_rule_mem(a, meta, NULL, 0, true, 3352, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
+        kf_cg_launch_rule_mem(a, meta, NULL, 132, false, 3352, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
+        meta[0] = meta[1] = 4 * 256 * 8 * 132;
+        kf_cg_launch_rule_mem(a, meta, NULL, 132, true, 3352, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 16 * 132);
+        meta[0] = meta[1] = 2 * 256 * 8 * 132 - 2;   /* h64's grid under a wave: c64, lean or not */
+        kf_cg_launch_rule_mem(a, meta, NULL, 132, true, 3352, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 4 * 132);
         meta[0] = meta[1] = 4 * 256 * 8 * 132 - 4;   /* one thread of c short of it: h64 */
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 16 * 132);
@@ -1451,6 +1484,8 @@ static void test_abi(void)
         CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, NULL, meta, err, sizeof err), KF_OK);
         meta[0] = meta[1] = (int64_t)1 << 20;   /* c: 1024 blocks, h64: 2048 */
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 1024);
+        kf_cg_launch_rule_mem(a, meta, NULL, 132, true, 3352, 0, &L);   /* three arrays: lean or not */
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 1024);
         meta[0] = meta[1] = 4 * 256 * 8 * 132 - 4;
         kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);

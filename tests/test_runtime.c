@@ -1373,8 +1373,14 @@ static void test_backend(kf_backend b, int argc, char **argv)
 #endif
     kf_device_info info;
     kf_context_info(ctx, &info);
-    printf("%s: %s (%s, %d compute units, fp64 %d, fp16 %d)\n", kf_backend_name(b), info.name, info.arch,
-           info.compute_units, info.fp64, info.fp16);
+    printf("%s: %s (%s, %d compute units, %.0f GB/s, fp64 %d, fp16 %d)\n", kf_backend_name(b), info.name,
+           info.arch, info.compute_units, info.memory_gbps, info.fp64, info.fp16);
+    /* the peak DRAM bandwidth (the launch rule's lean GPU): CUDA's driver gives it, in a GPU's
+     * range (an H100 SXM's 3352, an H200's 4.8 TB/s); OpenCL and the CPU backend do not */
+    if (b == KF_BACKEND_CUDA)
+        CHECK_MSG(info.memory_gbps > 100 && info.memory_gbps < 100000, "CUDA memory_gbps %.1f", info.memory_gbps);
+    else
+        CHECK(info.memory_gbps == 0);
     test_errors(ctx, other);
     test_wrap(ctx, b);
     test_memo(ctx, other);

@@ -1039,7 +1039,7 @@ void kf_cg_launch_variant(const kf_cg_kabi *a, const int64_t *meta, kf_cg_varian
  *   15.62 and 15.17 / 15.70, 2^26 187.9 / 189.3 (two processes), 2^28
  *   737.8 / 741.2 and 737.7 / 738.3 (bench/results/h200-2026-11-28-s28-
  *   analysis.md).  (An H100 in session 11 had saxpy 1.2-1.6% faster on h64
- *   at 2^24-2^26: bench/results/h100-2026-11-22-s11-analysis.md.)  x5 (one
+ *   at 2^24-2^26: a lean GPU, LEAN_GBPS_PER_CU below, takes it there.)  x5 (one
  *   array) loses 3% with 8-byte vectors at 2^26 in a harness, and branchy
  *   bodies 0.4% (boxplus) to 9% (the 40-op chain) at 2^24-2^28: they keep
  *   16 bytes there. */
@@ -1067,7 +1067,7 @@ enum { H64_BLOCKS_PER_CU = 6 };
  * blocks per SM), 2^24 54.86 / 51.97 / 51.33 (62), 2^26 203.1 / 188.5 /
  * 187.4, 2^28 790.4 / 735.6 / 730.7 (bench/results/h200-2026-11-28-s23-
  * analysis.md).  On an H100 two vectors a thread ran boxplus at 2^28 0.4%
- * slower than c64 (session 20). */
+ * slower than c64 (session 20): a lean GPU (below) keeps c64. */
 enum { PAIR_BLOCKS_PER_CU = 32 };
 
 /* A call that fits the walk of b64 and b1 (outer dims innermost: args
@@ -1120,7 +1120,22 @@ static bool gather_blocks(const int64_t *meta, int cu, uint64_t blocks)
     return cu > 0 && (uint64_t)meta[0] >= blocks * (uint64_t)cu * KF_CG_BLOCK * KF_CG_GATHER_ELEMS;
 }
 
-static kf_cg_variant narrow(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int cu, bool gpu)
+/* A GPU with less peak DRAM bandwidth than this per compute unit (GB/s)
+ * is lean: it keeps its memory busy with fewer bytes in flight a thread,
+ * and from c's wave a body without branches that reads two arrays runs h64
+ * and a branchy body stays on c64 instead of b64 (narrow).  The rules above
+ * were measured on an H200 (4.8 TB/s on 132 SMs, 36 GB/s a unit); an H100
+ * (3.35 TB/s on 132, 25 GB/s) wants the other choice in both places:
+ * saxpy on h64 took 0.985 / 0.989 / 0.998 of c64's time at 2^24 / 2^26 /
+ * 2^28 (bench/results/h100-2026-11-22-s11-analysis.md), and boxplus ran
+ * 0.4% slower on b64 than c64 at 2^28 (session 20); the H100's benchmark
+ * with the H200's choices (h100-2026-12-07-s37-analysis.md) had saxpy 1.1%
+ * and boxplus 0.4-0.6% slower at 2^26-2^28 than with these, torch.compile
+ * level between the runs.  Unknown bandwidth (0: OpenCL) keeps the H200's
+ * choices. */
+enum { LEAN_GBPS_PER_CU = 30 };
+
+static kf_cg_variant narrow(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int cu, bool gpu, bool lean)
 {
     if (!gpu || (v != KF_CG_C32 && v != KF_CG_C64))
         return v;
@@ -1136,12 +1151,13 @@ static kf_cg_variant narrow(const kf_cg_kabi *a, const int64_t *meta, kf_cg_vari
     if (!a->branchy) {
         if (tc < (uint64_t)cu * KF_CG_BLOCK)
             return s;
-        /* three or more arrays: h64 once c's grid fills a wave; two: only until then, from where h64's does */
-        bool hw = a->streams >= 3 ? tc >= wave : a->streams == 2 && tc < wave && th >= wave;
+        /* three or more arrays: h64 once c's grid fills a wave; two: from where h64's does, on a
+         * lean GPU beyond c's wave too */
+        bool hw = a->streams >= 3 ? tc >= wave : a->streams == 2 && (tc < wave || lean) && th >= wave;
         return h && hw ? KF_CG_H64 : v;
     }
     if (tc >= wave) {   /* b64_fits without addrs: c's test passed, their alignment included */
-        bool pair = v == KF_CG_C64 && b64_fits(a, meta, NULL) &&
+        bool pair = !lean && v == KF_CG_C64 && b64_fits(a, meta, NULL) &&
                     b_blocks(a, meta, KF_CG_B64) >= (uint64_t)PAIR_BLOCKS_PER_CU * (uint64_t)cu;
         return pair ? KF_CG_B64 : v;
     }
@@ -1151,6 +1167,13 @@ static kf_cg_variant narrow(const kf_cg_kabi *a, const int64_t *meta, kf_cg_vari
 void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units, bool gpu,
                        uint32_t grid_override, kf_cg_launches *out)
 {
+    kf_cg_launch_rule_mem(a, meta, addrs, compute_units, gpu, 0, grid_override, out);
+}
+
+void kf_cg_launch_rule_mem(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units, bool gpu,
+                           double memory_gbps, uint32_t grid_override, kf_cg_launches *out)
+{
+    bool lean = compute_units > 0 && memory_gbps > 0 && memory_gbps < (double)LEAN_GBPS_PER_CU * compute_units;
     kf_cg_variant v = kf_cg_pick_variant(a, meta, addrs);
     if (v == KF_CG_WARP || v == KF_CG_TILE) {
         uint64_t M, L;
@@ -1167,7 +1190,7 @@ void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t 
     }
     if (gpu && (v == KF_CG_S32 || v == KF_CG_S64) && b64_fits(a, meta, addrs))
         v = b_width(a, meta, compute_units);
-    v = narrow(a, meta, v, compute_units, gpu);
+    v = narrow(a, meta, v, compute_units, gpu, lean);
     if (gpu && a->has_g64 && (v == KF_CG_S32 || v == KF_CG_S64) &&
         gather_blocks(meta, compute_units, G64_BLOCKS_PER_CU))
         v = KF_CG_G64;
