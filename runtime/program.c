@@ -546,8 +546,8 @@ kf_status kf_run(kf_program *p, kf_stream *stream, const kf_view *inputs, int ni
             s = kf_rt_fail(ctx, s, "kf_run: graph '%s': %s", g->name, msg);
             break;
         }
-        kf_cg_launch_rule_mem(&rk->abi, meta, NULL, ctx->info.compute_units, ctx->info.gpu, ctx->info.memory_gbps, 0,
-                              &rs.launch[i]);
+        kf_cg_launch_rule(&rk->abi, meta, NULL, ctx->info.compute_units, ctx->info.gpu, ctx->info.memory_gbps, 0,
+                          &rs.launch[i]);
         if (rs.launch[i].n == 0 && meta[0] > 0) {
             s = kf_rt_fail(ctx, KF_ERR_LIMIT,
                            "kf_run: graph '%s', kernel %d: %lld elements need more than 2^31 - 1 blocks of %d threads",

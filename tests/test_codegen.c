@@ -919,7 +919,7 @@ static bool cl_run(tcase *c, cl_program prog, const kf_host_array *inputs, const
          * itself, so reductions launch as on a GPU */
         bool kgpu = gpu || kk->kind == KF_KERNEL_REDUCE;
         if (ok) {
-            kf_cg_launch_rule(abi, meta, NULL, D.cu, kgpu, ro->grid, &L);
+            kf_cg_launch_rule(abi, meta, NULL, D.cu, kgpu, 0, ro->grid, &L);
             if (L.n > 0) {
                 /* legality from kf_cg_pick_variant's choice, before a GPU's
                  * one element per thread for small calls and takes */
@@ -930,7 +930,7 @@ static bool cl_run(tcase *c, cl_program prog, const kf_host_array *inputs, const
                                          &L);
                 /* warp where an output has more than one tile, b64 or b1 where the layout does not fit */
                 if (L.n == 0)
-                    kf_cg_launch_rule(abi, meta, NULL, D.cu, kgpu, ro->grid, &L);
+                    kf_cg_launch_rule(abi, meta, NULL, D.cu, kgpu, 0, ro->grid, &L);
             }
             if (L.n > 0 && L.l[0].variant == KF_CG_SEQ && k < 64)
                 *seq_mask |= 1ull << k;
@@ -1221,17 +1221,17 @@ static void test_abi(void)
         kf_cg_array arr[2] = { { { 2 }, 3 }, { { 1 }, 0 } };
         CHECK_STATUS(kf_cg_fill_meta(a, p, sym, arr, meta, err, sizeof err), KF_OK);
         CHECK(meta[2] == 2 && meta[4] == 3 && kf_cg_pick_variant(a, meta, NULL) == KF_CG_S64);
-        kf_cg_launch_rule(a, meta, NULL, 4, false, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 4, false, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].grid == 1 && L.l[0].block == 256 && L.scratch_bytes == 0);
         meta[0] = meta[1] = 100000000;
         meta[2] = meta[3] = 1;
         meta[4] = 0;
-        kf_cg_launch_rule(a, meta, NULL, 4, false, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 4, false, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 32 && strcmp(L.l[0].entry, nm) == 0);
-        kf_cg_launch_rule(a, meta, NULL, 4, false, 5, &L);
+        kf_cg_launch_rule(a, meta, NULL, 4, false, 0, 5, &L);
         CHECK(L.l[0].grid == 5);
         /* on a GPU: a block per 256 vectors, no cap */
-        kf_cg_launch_rule(a, meta, NULL, 4, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 4, true, 0, 0, &L);
         CHECK_MSG(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == (uint64_t)(100000000 / a->vecw + 255) / 256,
                   "gpu grid %llu (vecw %d)", (unsigned long long)L.l[0].grid, a->vecw);
         /* ... unless the vectors would not give every compute unit a block:
@@ -1239,26 +1239,26 @@ static void test_abi(void)
          * branches and one array, so no h64 */
         CHECK(!a->branchy && !a->has_h64 && a->streams == 1);
         meta[0] = meta[1] = 4 * 256 * 131;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_S64 && L.l[0].grid == 4 * 131);
         meta[0] = meta[1] = 4 * 256 * 132;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 132);
         meta[0] = meta[1] = 4 * 256 * 131;
-        kf_cg_launch_rule(a, meta, NULL, 132, false, 0, &L);   /* not on a CPU */
+        kf_cg_launch_rule(a, meta, NULL, 132, false, 0, 0, &L);   /* not on a CPU */
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
         /* no covering grid within 2^31 - 1 blocks: none on a GPU (kf_run
          * reports it), the capped loop elsewhere */
         meta[0] = meta[1] = (int64_t)INT32_MAX * 256 * 4 + 4;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 0);
         meta[0] = meta[1] -= 4;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].grid == INT32_MAX);
-        kf_cg_launch_rule(a, meta, NULL, 132, false, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, false, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].grid == 8 * 132);
         meta[0] = meta[1] = 0;
-        kf_cg_launch_rule(a, meta, NULL, 4, false, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 4, false, 0, 0, &L);
         CHECK(L.n == 0);
         sym[0] = -1;
         CHECK_STATUS(kf_cg_fill_meta(a, p, sym, NULL, meta, err, sizeof err), KF_ERR_SHAPE);
@@ -1289,7 +1289,7 @@ static void test_abi(void)
         CHECK(c->cuda && c->ocl && strstr(c->cuda, flat) && strstr(c->ocl, flat));
         kf_cg_entry_name(a, KF_CG_B64, nm, sizeof nm);
         CHECK(strlen(nm) > 4 && strcmp(nm + strlen(nm) - 4, "_b64") == 0);
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_S32);
         kf_cg_launch_variant(a, meta, KF_CG_B64, 132, true, 0, &L);
         CHECK(L.n == 0);
@@ -1307,7 +1307,7 @@ static void test_abi(void)
             int64_t T = tmk[i][0], M = tmk[i][1], K = tmk[i][2];
             int64_t w[16] = { T * M * K, T, M, K, 0, K, 1, M * K, K, 1, M * K, K, 1, 0, 0, 0 };
             memcpy(meta, w, sizeof w);
-            kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+            kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
             if (tmk[i][3])   /* else m * k odd: not whole vectors */
                 CHECK_MSG(L.n == 1 && L.l[0].variant == (kf_cg_variant)tmk[i][4] &&
                               L.l[0].grid == (uint32_t)tmk[i][3] &&
@@ -1329,13 +1329,13 @@ static void test_abi(void)
         }
         int64_t w[16] = { 64, 4, 4, 4, 0, 4, 1, 16, 4, 1, 16, 4, 1, 0, 0, 0 };
         memcpy(meta, w, sizeof w);
-        kf_cg_launch_rule(a, meta, NULL, 132, false, 0, &L);   /* not on a CPU */
+        kf_cg_launch_rule(a, meta, NULL, 132, false, 0, 0, &L);   /* not on a CPU */
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_S32);
         uint64_t addrs[3] = { 0x1000, 0x2008, 0x3000 };          /* disc misaligned */
-        kf_cg_launch_rule(a, meta, addrs, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, addrs, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_S32);
         meta[7] = 0;   /* disc broadcast on t too: not b64's layout */
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_S32);
         meta[5] = (int64_t)1 << 40;
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_S64);
@@ -1351,7 +1351,7 @@ static void test_abi(void)
          * SMs), else h64 where its grid fills 6, else s64; a branchy body
          * keeps c64 above that whatever its arrays */
         meta[0] = meta[1] = 4 * 256 * 8 * 132;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 8 * 132);
         /* b64 (no outer dims: a branchy body's pair of vectors a thread)
          * from 32 of its blocks (512 vectors) per compute unit, where the
@@ -1359,41 +1359,41 @@ static void test_abi(void)
         CHECK(a->has_b64 && a->bsplit == 0 &&
               strcmp(a->entry[KF_CG_B64] + strlen(a->entry[KF_CG_B64]) - 4, "_b64") == 0);
         meta[0] = meta[1] = (int64_t)1 << 26;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_B64 && L.l[0].grid == 1u << 15 &&
               L.l[0].entry == a->entry[KF_CG_B64]);
         /* a lean GPU (an H100's 3352 GB/s on 132 SMs, under 30 a unit) stays on c64; an H200's
          * 4915 and an unknown bandwidth (0) take b64 */
-        kf_cg_launch_rule_mem(a, meta, NULL, 132, true, 3352, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 3352, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 1u << 16);
-        kf_cg_launch_rule_mem(a, meta, NULL, 132, true, 4915, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 4915, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_B64 && L.l[0].grid == 1u << 15);
-        kf_cg_launch_rule_mem(a, meta, NULL, 132, true, 0, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_B64);
         meta[0] = meta[1] = ((int64_t)1 << 26) + 2;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
         meta[0] = meta[1] = 32 * 132 * 512 * 4;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_B64 && L.l[0].grid == 32 * 132);
         meta[0] = meta[1] = 32 * 132 * 512 * 4 - 2048;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 64 * 132 - 2);
-        kf_cg_launch_rule(a, meta, NULL, 0, true, 0, &L);   /* compute units unknown: not b64 */
+        kf_cg_launch_rule(a, meta, NULL, 0, true, 0, 0, &L);   /* compute units unknown: not b64 */
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
         meta[0] = meta[1] = 4 * 256 * 8 * 132 - 4;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 16 * 132 &&
               L.l[0].entry == a->entry[KF_CG_H64]);
-        kf_cg_launch_rule_mem(a, meta, NULL, 132, true, 3352, 0, &L);   /* below c's wave: lean or not */
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 3352, 0, &L);   /* below c's wave: lean or not */
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 16 * 132);
         meta[0] = meta[1] = 2 * 256 * 8 * 132 + 1;   /* the last thread has one element */
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 8 * 132 + 1);
         meta[0] = meta[1] = 2 * 256 * 8 * 132 - 2;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 8 * 132);
-        kf_cg_launch_rule(a, meta, NULL, 132, false, 0, &L);   /* not on a CPU */
+        kf_cg_launch_rule(a, meta, NULL, 132, false, 0, 0, &L);   /* not on a CPU */
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
         kf_cg_launch_variant(a, meta, KF_CG_H64, 132, false, 0, &L);   /* no h64 off a GPU */
         CHECK(L.n == 0);
@@ -1407,16 +1407,16 @@ static void test_abi(void)
         kf_cg_launch_variant(a, meta, KF_CG_H64, 132, true, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 8 * 132);
         meta[0] = meta[1] = (int64_t)1 << 19;   /* h64: 1024 blocks, 7.8 per unit */
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 1024);
         meta[0] = meta[1] = 2 * 256 * 6 * 132;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 6 * 132);
         meta[0] = meta[1] = 2 * 256 * 6 * 132 - 2;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_S64 && L.l[0].grid == 12 * 132);
         meta[0] = meta[1] = (int64_t)1 << 18;   /* h64: 512 blocks, 3.9 per unit */
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_S64 && L.l[0].grid == 1024);
     }
     c = find_case("saxpy");
@@ -1426,54 +1426,54 @@ static void test_abi(void)
         int64_t sym[1] = { 10 };
         CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, NULL, meta, err, sizeof err), KF_OK);
         meta[0] = meta[1] = 4 * 256 * 8 * 132;   /* c fills the wave: c64 */
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 8 * 132);
         meta[0] = meta[1] = (int64_t)1 << 26;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 1u << 16);
         /* a lean GPU (an H100's 3352 GB/s on 132 SMs) keeps h64 past c's wave; an H200's 4915,
          * an unknown bandwidth, unknown compute units or a CPU device do not */
-        kf_cg_launch_rule_mem(a, meta, NULL, 132, true, 3352, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 3352, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 1u << 17 &&
               L.l[0].entry == a->entry[KF_CG_H64]);
-        kf_cg_launch_rule_mem(a, meta, NULL, 132, true, 4915, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 4915, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 1u << 16);
-        kf_cg_launch_rule_mem(a, meta, NULL, 132, true, 30 * 132 - 1, 0, &L);   /* the bound: under 30 a unit */
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 30 * 132 - 1, 0, &L);   /* the bound: under 30 a unit */
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64);
-        kf_cg_launch_rule_mem(a, meta, NULL, 132, true, 30 * 132, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 30 * 132, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
-        kf_cg_launch_rule_mem(a, meta, NULL, 132, true, 0, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
-        kf_cg_launch_rule_mem(a, meta, NULL, 0, true, 3352, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 0, true, 3352, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
-        kf_cg_launch_rule_mem(a, meta, NULL, 132, false, 3352, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, false, 3352, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
         meta[0] = meta[1] = 4 * 256 * 8 * 132;
-        kf_cg_launch_rule_mem(a, meta, NULL, 132, true, 3352, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 3352, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 16 * 132);
         meta[0] = meta[1] = 2 * 256 * 8 * 132 - 2;   /* h64's grid under a wave: c64, lean or not */
-        kf_cg_launch_rule_mem(a, meta, NULL, 132, true, 3352, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 3352, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 4 * 132);
         meta[0] = meta[1] = 4 * 256 * 8 * 132 - 4;   /* one thread of c short of it: h64 */
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 16 * 132);
         meta[0] = meta[1] = (int64_t)1 << 20;   /* c: 1024 blocks, h64: 2048 */
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 2048);
         meta[0] = meta[1] = 2 * 256 * 8 * 132;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 8 * 132);
         meta[0] = meta[1] = 2 * 256 * 8 * 132 - 2;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 4 * 132);
         meta[0] = meta[1] = (int64_t)1 << 19;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 512);
         meta[0] = meta[1] = 4 * 256 * 131;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_S64);
         meta[0] = meta[1] = (int64_t)1 << 20;
-        kf_cg_launch_rule(a, meta, NULL, 132, false, 0, &L);   /* not on a CPU */
+        kf_cg_launch_rule(a, meta, NULL, 132, false, 0, 0, &L);   /* not on a CPU */
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
     }
     c = find_case("poly");
@@ -1483,18 +1483,18 @@ static void test_abi(void)
         int64_t sym[1] = { 10 };
         CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, NULL, meta, err, sizeof err), KF_OK);
         meta[0] = meta[1] = (int64_t)1 << 20;   /* c: 1024 blocks, h64: 2048 */
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 1024);
-        kf_cg_launch_rule_mem(a, meta, NULL, 132, true, 3352, 0, &L);   /* three arrays: lean or not */
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 3352, 0, &L);   /* three arrays: lean or not */
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 1024);
         meta[0] = meta[1] = 4 * 256 * 8 * 132 - 4;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64 && L.l[0].grid == 8 * 132);
         meta[0] = meta[1] = 4 * 256 * 8 * 132;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 16 * 132);
         meta[0] = meta[1] = (int64_t)1 << 21;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 4096);
     }
     c = find_case("bcastone");
@@ -1522,15 +1522,15 @@ static void test_abi(void)
         /* the chunking last (kf_cg_red_chunks): 5 chunks of a tile */
         int64_t want[17] = { 60000, 3, 20000, 20000, 1, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 5, 4096 };
         CHECK(a->meta_count == 17 && a->meta_chunks == 15 && memcmp(meta, want, sizeof want) == 0);
-        kf_cg_launch_rule(a, meta, NULL, 0, false, 0, &L);   /* 5 chunks of a tile per row */
+        kf_cg_launch_rule(a, meta, NULL, 0, false, 0, 0, &L);   /* 5 chunks of a tile per row */
         CHECK(L.n == 2 && L.l[0].variant == KF_CG_TILE && L.l[1].variant == KF_CG_COMB);
         CHECK(L.l[0].grid == 15 && L.l[1].grid == 3 && L.scratch_bytes == 64 + 64 + 128 + 64);
-        kf_cg_launch_rule(a, meta, NULL, 0, true, 0, &L);   /* a GPU: tile combines, counters first */
+        kf_cg_launch_rule(a, meta, NULL, 0, true, 0, 0, &L);   /* a GPU: tile combines, counters first */
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_TILE && L.l[0].grid == 15);
         CHECK(L.scratch_bytes == KF_CG_COUNTER_BYTES + 64 + 64 + 128 + 64);
         meta[2] = meta[3] = 8192;   /* rows of 2 tiles: one chunk each, no scratch */
         kf_cg_fill_chunks(a, meta);   /* a new shape: its chunking, which the launch rule reads */
-        kf_cg_launch_rule(a, meta, NULL, 0, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 0, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_TILE && L.l[0].grid == 3 && L.scratch_bytes == 0);
         meta[2] = meta[3] = 20000;
         kf_cg_launch_variant(a, meta, KF_CG_SEQ, 0, false, 0, &L);
@@ -1557,7 +1557,7 @@ static void test_abi(void)
         meta[1] = 4096;
         meta[2] = 1000;
         kf_cg_fill_chunks(a, meta);
-        kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);   /* a GPU: no cap; rows load as vectors: warpv */
+        kf_cg_launch_rule(a, meta, NULL, 16, true, 0, 0, &L);   /* a GPU: no cap; rows load as vectors: warpv */
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARPV && L.l[0].grid == 512 && L.scratch_bytes == 0);
         CHECK(strcmp(L.l[0].entry + strlen(L.l[0].entry) - 6, "_warpv") == 0);
         /* warp, with its element path, where a group is not one aligned
@@ -1574,16 +1574,16 @@ static void test_abi(void)
         bad[2][3] = 1002;
         bad[3][4] = 0;
         for (int i = 0; i < 4; i++) {
-            kf_cg_launch_rule(a, bad[i], NULL, 16, true, 0, &L);
+            kf_cg_launch_rule(a, bad[i], NULL, 16, true, 0, 0, &L);
             CHECK_MSG(L.n == 1 && L.l[0].variant == KF_CG_WARP && L.l[0].grid == 512, "layout %d", i);
             kf_cg_launch_variant(a, bad[i], KF_CG_WARPV, 16, true, 0, &L);
             CHECK_MSG(L.n == 0, "layout %d", i);
         }
         uint64_t odd[4] = { 0x1008, 0x2000, 0x3000, 0x4000 };   /* x 8 bytes past 16 */
         CHECK(kf_cg_pick_variant(a, meta, odd) == KF_CG_WARP);
-        kf_cg_launch_rule(a, meta, odd, 16, true, 0, &L);
+        kf_cg_launch_rule(a, meta, odd, 16, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARP);
-        kf_cg_launch_rule(a, meta, NULL, 16, false, 0, &L);   /* off a GPU: tile, the same bits, capped */
+        kf_cg_launch_rule(a, meta, NULL, 16, false, 0, 0, &L);   /* off a GPU: tile, the same bits, capped */
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_TILE && L.l[0].grid == 128 && L.scratch_bytes == 0);
         kf_cg_launch_variant(a, meta, KF_CG_WARP, 16, false, 0, &L);   /* no warp entry off a GPU */
         CHECK(L.n == 0);
@@ -1594,12 +1594,12 @@ static void test_abi(void)
         /* warpv indexes in 32 bits: warp where x's span is past 2^31 - 1
          * elements (here 4095 rows 2^20 apart), or the space's points */
         meta[3] = (int64_t)1 << 20;
-        kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 16, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARP && L.l[0].grid == 512);
         kf_cg_launch_variant(a, meta, KF_CG_WARPV, 16, true, 0, &L);
         CHECK(L.n == 0);
         meta[3] = (int64_t)1 << 16;   /* 4095 * 2^16 + 999 < 2^31 */
-        kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 16, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARPV);
         meta[3] = 1000;
         /* warp and tile run their loops over outputs once (KF_ONE_PASS):
@@ -1608,13 +1608,13 @@ static void test_abi(void)
          * tile */
         meta[1] = 8 * (int64_t)INT32_MAX;
         meta[2] = 32;
-        kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);   /* warp: past warpv's 32 bits */
+        kf_cg_launch_rule(a, meta, NULL, 16, true, 0, 0, &L);   /* warp: past warpv's 32 bits */
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_WARP && L.l[0].grid == INT32_MAX);
         meta[1] += 1;
         kf_cg_fill_chunks(a, meta);
-        kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 16, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_SEQ && L.l[0].grid == 128);
-        kf_cg_launch_rule(a, meta, NULL, 16, false, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 16, false, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_TILE);
         for (kf_cg_variant v = KF_CG_TILE; v <= KF_CG_WARPV; v++) {
             kf_cg_launch_variant(a, meta, v, 16, true, 0, &L);
@@ -1638,11 +1638,11 @@ static void test_abi(void)
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_SEQ);
         meta[2] = 4097;  /* longer rows: tile, one chunk per output, one launch */
         kf_cg_fill_chunks(a, meta);
-        kf_cg_launch_rule(a, meta, NULL, 0, false, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 0, false, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_TILE && L.l[0].grid == 1024 && L.scratch_bytes == 0);
-        kf_cg_launch_rule(a, meta, NULL, 16, false, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 16, false, 0, 0, &L);
         CHECK(L.l[0].grid == 128);
-        kf_cg_launch_rule(a, meta, NULL, 16, true, 0, &L);   /* a GPU: a block per output */
+        kf_cg_launch_rule(a, meta, NULL, 16, true, 0, 0, &L);   /* a GPU: a block per output */
         CHECK(L.l[0].grid == 65536);
         kf_cg_launch_variant(a, meta, KF_CG_WARP, 0, true, 0, &L);   /* rows longer than a tile */
         CHECK(L.n == 0);
@@ -1661,7 +1661,7 @@ static void test_abi(void)
         CHECK(kf_cg_pick_variant(a, meta, NULL) == KF_CG_WARP);
         meta[2] = 1000;
         meta[1] = 0;
-        kf_cg_launch_rule(a, meta, NULL, 0, false, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 0, false, 0, 0, &L);
         CHECK(L.n == 0);
     }
     {   /* chunks of the tile variant: a function of (M, L) only */
@@ -1727,19 +1727,19 @@ static void test_abi(void)
          * keeps the vectors */
         CHECK(a->has_g64 && strcmp(a->entry[KF_CG_G64] + strlen(a->entry[KF_CG_G64]) - 4, "_g64") == 0);
         meta[0] = meta[1] = (int64_t)1 << 26;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_G64 && L.l[0].grid == ((uint32_t)1 << 26) / 1024);
         meta[0] = meta[1] = 24 * 132 * 1024 - 1;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == (a->has_s32 ? KF_CG_S32 : KF_CG_S64) &&
               L.l[0].grid == (24 * 132 * 1024 - 1 + 255) / 256);
         meta[0] = meta[1] = 24 * 132 * 1024 + 1;   /* the last block has one point */
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_G64 && L.l[0].grid == 24 * 132 + 1);
         kf_cg_launch_variant(a, meta, KF_CG_G64, 132, false, 0, &L);   /* no g64 off a GPU */
         CHECK(L.n == 0);
         meta[0] = meta[1] = (int64_t)1 << 26;
-        kf_cg_launch_rule(a, meta, NULL, 132, false, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, false, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C32 && L.l[0].grid == 8 * 132);
     }
     c = find_case("gathermix");
@@ -1751,33 +1751,33 @@ static void test_abi(void)
          * keeps the vectors */
         int64_t sym[2] = { 100, 8 * 132 * 1024 };   /* k, n */
         CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, NULL, meta, err, sizeof err), KF_OK);
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_H64 && L.l[0].grid == 8 * 132 * 2 &&
               L.l[0].entry == a->entry[KF_CG_H64]);
         meta[0] = meta[1] = 8 * 132 * 1024 - 2;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_S64 && L.l[0].grid == (8 * 132 * 1024 - 2 + 255) / 256);
-        kf_cg_launch_rule(a, meta, NULL, 132, false, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, false, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_C64);
         /* this h64 moves whole vectors only (no scalar tail): where vecw / 2
          * does not divide n, one point per thread, and g64 from 24 blocks
          * per SM (as a strided call) */
         meta[0] = meta[1] = 8 * 132 * 1024 + 1;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_S64 && L.l[0].grid == (8 * 132 * 1024 + 1 + 255) / 256);
         meta[0] = meta[1] = 24 * 132 * 1024 + 1;
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_G64 && L.l[0].grid == 24 * 132 + 1);
         kf_cg_launch_variant(a, meta, KF_CG_H64, 132, true, 0, &L);
         CHECK(L.n == 0);
         kf_cg_array arr[4] = { { { 1 }, 0 }, { { 2 }, 0 }, { { 1 }, 0 }, { { 1 }, 0 } };   /* p strided */
         sym[1] = (int64_t)1 << 26;
         CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, arr, meta, err, sizeof err), KF_OK);
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_G64 && L.l[0].grid == ((uint32_t)1 << 26) / 1024);
         sym[1] = 16 * 132 * 1024;   /* strided, below g64's 24 blocks per SM: one point per thread */
         CHECK_STATUS(kf_cg_fill_meta(a, c->pl.plan, sym, arr, meta, err, sizeof err), KF_OK);
-        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+        kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
         CHECK(L.n == 1 && L.l[0].variant == KF_CG_S64 && L.l[0].grid == 16 * 132 * 4);
     }
     free(a);
@@ -1965,7 +1965,7 @@ static void test_fast_branchy(void)
                 kf_cg_launches L;
                 CHECK(a->has_b64 == want && a->has_h64);
                 CHECK_STATUS(kf_cg_fill_meta(a, pl.plan, sym, NULL, meta, err, sizeof err), KF_OK);
-                kf_cg_launch_rule(a, meta, NULL, 132, true, 0, &L);
+                kf_cg_launch_rule(a, meta, NULL, 132, true, 0, 0, &L);
                 CHECK(L.n == 1 && L.l[0].variant == (want ? KF_CG_B64 : KF_CG_C64));
                 /* the module holds the entry points of the ABI the same flag gives (CUDA and
                  * OpenCL); the CPU target has no fast math, so b64 (an alias there) either way */

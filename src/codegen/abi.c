@@ -1165,13 +1165,7 @@ static kf_cg_variant narrow(const kf_cg_kabi *a, const int64_t *meta, kf_cg_vari
 }
 
 void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units, bool gpu,
-                       uint32_t grid_override, kf_cg_launches *out)
-{
-    kf_cg_launch_rule_mem(a, meta, addrs, compute_units, gpu, 0, grid_override, out);
-}
-
-void kf_cg_launch_rule_mem(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units, bool gpu,
-                           double memory_gbps, uint32_t grid_override, kf_cg_launches *out)
+                       double memory_gbps, uint32_t grid_override, kf_cg_launches *out)
 {
     bool lean = compute_units > 0 && memory_gbps > 0 && memory_gbps < (double)LEAN_GBPS_PER_CU * compute_units;
     kf_cg_variant v = kf_cg_pick_variant(a, meta, addrs);

@@ -335,18 +335,14 @@ typedef struct kf_cg_launches {
  * a tile that would need more than 2^31 - 1 blocks (one per output and
  * chunk); off a GPU, tile replaces warp, whose bits it gives, and comb
  * follows a tile with several chunks per output) and the scratch size.
+ * memory_gbps is the device's peak DRAM bandwidth (GB/s; 0 when unknown):
+ * a GPU with less than LEAN_GBPS_PER_CU (abi.c) per compute unit runs h64
+ * for a body without branches reading two arrays at every size from h64's
+ * wave, and c64 where a branchy body would run b64.
  * grid_override > 0 forces the grid of every launch (tests: results must
  * not change, in a build without KF_ONE_PASS). */
 void kf_cg_launch_rule(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units, bool gpu,
-                       uint32_t grid_override, kf_cg_launches *out);
-
-/* kf_cg_launch_rule on a device of memory_gbps peak DRAM bandwidth (GB/s;
- * 0 when unknown, as kf_cg_launch_rule takes it): a GPU with less than
- * LEAN_GBPS_PER_CU (abi.c) per compute unit runs h64 for a body without
- * branches reading two arrays at every size from h64's wave, and c64 where
- * a branchy body would run b64. */
-void kf_cg_launch_rule_mem(const kf_cg_kabi *a, const int64_t *meta, const uint64_t *addrs, int compute_units, bool gpu,
-                           double memory_gbps, uint32_t grid_override, kf_cg_launches *out);
+                       double memory_gbps, uint32_t grid_override, kf_cg_launches *out);
 
 /* The launches when the first launch uses variant v (EW: any variant whose
  * conditions hold, see kf_cg_pick_variant, or b64 where the strides fit it;

@@ -78,7 +78,7 @@ static void check_kernels(const kf_plan *p, const kf_strbuf *src, const bool *em
                 continue;
             bool gpu = t != CL_CPU;
             kf_cg_launches l;
-            kf_cg_launch_rule(a, meta, NULL, gpu ? 132 : 2, gpu, 0, &l);
+            kf_cg_launch_rule(a, meta, NULL, gpu ? 132 : 2, gpu, 0, 0, &l);
             check_launches(&l, kf_sb_str(&src[t]));
             for (int v = 0; v < KF_CG_VARIANT_COUNT; v++) {
                 kf_cg_launch_variant(a, meta, (kf_cg_variant)v, gpu ? 132 : 2, gpu, 0, &l);
