@@ -1131,8 +1131,12 @@ static bool gather_blocks(const int64_t *meta, int cu, uint64_t blocks)
  * 0.4% slower on b64 than c64 at 2^28 (session 20); the H100's benchmark
  * with the H200's choices (h100-2026-12-07-s37-analysis.md) had saxpy 1.1%
  * and boxplus 0.4-0.6% slower at 2^26-2^28 than with these, torch.compile
- * level between the runs.  Unknown bandwidth (0: OpenCL) keeps the H200's
- * choices. */
+ * level between the runs.  The rule against the one before, on an H100
+ * (bench/ab.sh, three rounds): saxpy 0.992 / 0.994 / 0.997 of the time at
+ * 2^24 / 2^26 / 2^28, boxplus 0.985 / 0.996 / 0.997; saxpy's h64 past c's
+ * wave is 1.5% faster at 2^21 and 2^23 and 1.4% slower at 2^22
+ * (bench/results/h100-2026-12-07-s38-analysis.md).  Unknown bandwidth (0:
+ * OpenCL) keeps the H200's choices. */
 enum { LEAN_GBPS_PER_CU = 30 };
 
 static kf_cg_variant narrow(const kf_cg_kabi *a, const int64_t *meta, kf_cg_variant v, int cu, bool gpu, bool lean)
