@@ -17,8 +17,7 @@
  * build), KF_TEST_CG_NVRTC=0 / KF_TEST_CG_OPENCL=0 (skip a part),
  * KF_TEST_CG_NVPROCS (NVRTC worker processes, 1), KF_TEST_CG_DUMP=NAME
  * (print a case's graph, plan and sources), KF_TEST_CG_DUMPDIR=DIR (write
- * every case's sources), KF_TEST_CG_TIMES=1 (time per case run),
- * KF_TEST_CG_GROUP (cases run per OpenCL program, 32). */
+ * every case's sources), KF_TEST_CG_TIMES=1 (time per case run). */
 #include "check.h"
 #include "codegen.h"
 #include "half.h"
@@ -2262,12 +2261,10 @@ int main(void)
 
 #if KFUSE_WITH_OPENCL
     if (D.ok && env_int("KF_TEST_CG_OPENCL", 1)) {
-        /* the cases run are built KF_TEST_CG_GROUP (32) to a program, the
-         * others into one (modules share one unit).  A build has a fixed
-         * cost, and PoCL compiles a kernel at its first launch at a cost
-         * that grows with the program: with every case in one program the
-         * OpenCL part took 846 s on a cold PoCL cache here, with 32 a
-         * program 628 s and the cases not run left unbuilt.  The sources are the ones emitted with every capability: vload_half and
+        /* every case is built into one program (modules share one unit; a
+         * build has a large fixed cost and PoCL compiles a kernel at its
+         * first launch, at a cost that hardly depends on the program).  The
+         * sources are the ones emitted with every capability: vload_half and
          * vstore_half are core OpenCL, so f16 code runs on a device without
          * cl_khr_fp16 here, though kf_cg_emit refuses it there (checked in
          * emit_case). */
@@ -2279,9 +2276,7 @@ int main(void)
         int first_built = ncorpus + nops_cases + run_random;
         if (first_built > ncases)
             first_built = ncases;
-        int group = env_int("KF_TEST_CG_GROUP", 32), prog_to = 0;   /* prog holds cases [.., prog_to) */
-        if (group < 1)
-            group = 1;
+        int group = env_int("KF_TEST_CG_GROUP", 1 << 20);
         cl_program prog = NULL, one_pass = NULL;   /* the corpus with -DKF_ONE_PASS */
         kf_strbuf cs = KF_STRBUF_INIT;
         for (int i = 0; i < ncorpus; i++)
@@ -2297,13 +2292,13 @@ int main(void)
             if (c->uses_f64 && !D.caps.fp64)
                 continue;
             double tc = now();
-            if (i >= prog_to) {
+            if (!prog || (i % group) == 0) {
                 if (prog)
                     clReleaseProgram(prog);
-                prog_to = first_built - i > group ? i + group : first_built;
                 kf_strbuf gs = KF_STRBUF_INIT;
-                for (int j = i; j < prog_to; j++)
-                    if (cases[j].ocl && cases[j].run)
+                int to = (i / group + 1) * group;
+                for (int j = i; j < ncases && j < to; j++)
+                    if (cases[j].ocl && (cases[j].run || to >= first_built))
                         kf_sb_puts(&gs, cases[j].ocl);
                 prog = cl_build(kf_sb_str(&gs), c->name, false);
                 kf_sb_free(&gs);
@@ -2338,13 +2333,6 @@ int main(void)
             clReleaseProgram(prog);
         if (one_pass)
             clReleaseProgram(one_pass);
-        kf_strbuf rest = KF_STRBUF_INIT;   /* the cases not run: built, no kernel compiled */
-        for (int j = first_built; j < ncases; j++)
-            if (cases[j].ocl)
-                kf_sb_puts(&rest, cases[j].ocl);
-        if (rest.len && (prog = cl_build(kf_sb_str(&rest), "the cases not run", false)))
-            clReleaseProgram(prog);
-        kf_sb_free(&rest);
         printf("OpenCL build: %.2fs\n", ocl_build_seconds);
         printf("OpenCL runs: %.2fs (%d b64 launches, %d of them with no outer dims, %d b1, %d g64, %d h64)\n",
                ocl_run_seconds, b64_launches, pair_launches, b1_launches, g64_launches, h64_launches);
