@@ -48,7 +48,7 @@ test)
     build tsan    # ThreadSanitizer: the thread, capture and API tests only
     ctest --preset tsan -j "$jobs"
     build fuzz
-    ctest --preset fuzz
+    ctest --preset fuzz -j "$jobs"   # one fuzzer a core
     ;;
 *)
     echo "usage: $0 demo|test" >&2

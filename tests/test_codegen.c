@@ -17,7 +17,8 @@
  * build), KF_TEST_CG_NVRTC=0 / KF_TEST_CG_OPENCL=0 (skip a part),
  * KF_TEST_CG_NVPROCS (NVRTC worker processes, 1), KF_TEST_CG_DUMP=NAME
  * (print a case's graph, plan and sources), KF_TEST_CG_DUMPDIR=DIR (write
- * every case's sources), KF_TEST_CG_TIMES=1 (time per case run). */
+ * every case's sources), KF_TEST_CG_TIMES=1 (time per case run),
+ * KF_TEST_CG_GROUP (cases to an OpenCL program, 16). */
 #include "check.h"
 #include "codegen.h"
 #include "half.h"
@@ -223,7 +224,7 @@ static kf_graph *ops_graph(kf_dtype t, bool exact, int part)
         ITEM(kf_iota(g, t, 2, mn, 1));
     static const kf_dtype its[] = { KF_I8, KF_U16, KF_I32, KF_U64 };
     for (int i = 0; i < 4; i++) {
-        char in[8];
+        char in[16];
         snprintf(in, sizeof in, "ix%d", i);
         kf_node ix = kf_input(g, in, its[i], 1, &n);
         ITEM(kf_take(g, v, ix));
@@ -2108,6 +2109,26 @@ static const runopt runs_one[] = { { 0, 0, -1, false } };
 
 /* progs: the build without and with KF_ONE_PASS (runopt.one_pass picks;
  * NULL where not built). */
+/* Whether case c runs on the OpenCL device. */
+static bool runs_here(const tcase *c)
+{
+    return c->ocl && c->run && (!c->uses_f64 || D.caps.fp64);
+}
+
+/* Cases [k * group, (k + 1) * group) that the device can build, in one
+ * program: the same program whichever of them a run launches, so that the
+ * sanitizer build's runs (fewer cases) find PoCL's kernels in the cache. */
+static cl_program cl_build_group(int k, int group, const char *what)
+{
+    kf_strbuf gs = KF_STRBUF_INIT;
+    for (int j = k * group; j < ncases && j < (k + 1) * group; j++)
+        if (cases[j].ocl && (!cases[j].uses_f64 || D.caps.fp64))
+            kf_sb_puts(&gs, cases[j].ocl);
+    cl_program p = gs.len ? cl_build(kf_sb_str(&gs), what, false) : NULL;
+    kf_sb_free(&gs);
+    return p;
+}
+
 static void run_case(tcase *c, cl_program *progs, const kf_rg_sizes *sz, uint64_t seed, const runopt *runs, int nruns)
 {
     int ni = kf_graph_num_inputs(c->g), no = kf_graph_num_outputs(c->g);
@@ -2261,13 +2282,15 @@ int main(void)
 
 #if KFUSE_WITH_OPENCL
     if (D.ok && env_int("KF_TEST_CG_OPENCL", 1)) {
-        /* every case is built into one program (modules share one unit; a
-         * build has a large fixed cost and PoCL compiles a kernel at its
-         * first launch, at a cost that hardly depends on the program).  The
-         * sources are the ones emitted with every capability: vload_half and
-         * vstore_half are core OpenCL, so f16 code runs on a device without
-         * cl_khr_fp16 here, though kf_cg_emit refuses it there (checked in
-         * emit_case). */
+        /* the cases are built 16 to a program (KF_TEST_CG_GROUP; modules
+         * share one unit).  PoCL generates a kernel's code at its first
+         * launch from a copy of the whole program's module: alone on this
+         * 2-core machine's pthread device, PoCL's cache empty, the OpenCL
+         * part took 597 s 16 to a program and 654 s in one (11 MB of
+         * bitcode; bench/diag/s39/README.md).  The sources are the ones emitted
+         * with every capability: vload_half and vstore_half are core OpenCL,
+         * so f16 code runs on a device without cl_khr_fp16 here, though
+         * kf_cg_emit refuses it there (checked in emit_case). */
         static const kf_rg_sizes small = { 7, 3, 5 }, big = { 5000, 3, 70 }, mid = { 300, 2, 9 };
         /* discount: 3 steps of 134095 f64 vectors (6 MB a step: one chunk
          * of B > CB blocks, KF_CG_B_FLAT_BYTES) and of 268190 (12.3 MB: b64
@@ -2276,32 +2299,28 @@ int main(void)
         int first_built = ncorpus + nops_cases + run_random;
         if (first_built > ncases)
             first_built = ncases;
-        int group = env_int("KF_TEST_CG_GROUP", 1 << 20);
+        int group = env_int("KF_TEST_CG_GROUP", 16);
+        if (group < 1)
+            group = 1;
         cl_program prog = NULL, one_pass = NULL;   /* the corpus with -DKF_ONE_PASS */
         kf_strbuf cs = KF_STRBUF_INIT;
         for (int i = 0; i < ncorpus; i++)
-            if (cases[i].ocl && cases[i].run && (!cases[i].uses_f64 || D.caps.fp64))
+            if (runs_here(&cases[i]))
                 kf_sb_puts(&cs, cases[i].ocl);
         if (cs.len)
             one_pass = cl_build(kf_sb_str(&cs), "the corpus, one pass", true);
         kf_sb_free(&cs);
-        for (int i = 0; i < ncases && i < first_built; i++) {
+        int built = 0;   /* groups [0, built) are built */
+        for (int i = 0; i < first_built; i++) {
             tcase *c = &cases[i];
-            if (!c->ocl || !c->run)
-                continue;
-            if (c->uses_f64 && !D.caps.fp64)
+            if (!runs_here(c))
                 continue;
             double tc = now();
-            if (!prog || (i % group) == 0) {
+            while (built <= i / group) {   /* a group with no case run (if any) is built too */
                 if (prog)
                     clReleaseProgram(prog);
-                kf_strbuf gs = KF_STRBUF_INIT;
-                int to = (i / group + 1) * group;
-                for (int j = i; j < ncases && j < to; j++)
-                    if (cases[j].ocl && (cases[j].run || to >= first_built))
-                        kf_sb_puts(&gs, cases[j].ocl);
-                prog = cl_build(kf_sb_str(&gs), c->name, false);
-                kf_sb_free(&gs);
+                prog = cl_build_group(built, group, built == i / group ? c->name : "a group of cases not run");
+                built++;
             }
             if (!prog)
                 continue;
@@ -2331,6 +2350,12 @@ int main(void)
         }
         if (prog)
             clReleaseProgram(prog);
+        /* the groups of cases not run: built (compiled), never launched */
+        for (; built * group < ncases; built++) {
+            prog = cl_build_group(built, group, "a group of cases not run");
+            if (prog)
+                clReleaseProgram(prog);
+        }
         if (one_pass)
             clReleaseProgram(one_pass);
         printf("OpenCL build: %.2fs\n", ocl_build_seconds);
