@@ -2107,28 +2107,44 @@ static const runopt runs_b64[] = { { 0, 0, -1, false }, { 0, 0, KF_CG_B64, true 
  * both reduction paths); every distinct entry launched costs a JIT on PoCL */
 static const runopt runs_one[] = { { 0, 0, -1, false } };
 
-/* progs: the build without and with KF_ONE_PASS (runopt.one_pass picks;
- * NULL where not built). */
-/* Whether case c runs on the OpenCL device. */
-static bool runs_here(const tcase *c)
+/* Whether the OpenCL device builds case c, and runs it. */
+static bool builds_here(const tcase *c)
 {
-    return c->ocl && c->run && (!c->uses_f64 || D.caps.fp64);
+    return c->ocl && (!c->uses_f64 || D.caps.fp64);
 }
 
-/* Cases [k * group, (k + 1) * group) that the device can build, in one
+static bool runs_here(const tcase *c)
+{
+    return builds_here(c) && c->run;
+}
+
+/* Cases [k * group, (k + 1) * group) that the device builds, in one
  * program: the same program whichever of them a run launches, so that the
  * sanitizer build's runs (fewer cases) find PoCL's kernels in the cache. */
 static cl_program cl_build_group(int k, int group, const char *what)
 {
     kf_strbuf gs = KF_STRBUF_INIT;
     for (int j = k * group; j < ncases && j < (k + 1) * group; j++)
-        if (cases[j].ocl && (!cases[j].uses_f64 || D.caps.fp64))
+        if (builds_here(&cases[j]))
             kf_sb_puts(&gs, cases[j].ocl);
     cl_program p = gs.len ? cl_build(kf_sb_str(&gs), what, false) : NULL;
     kf_sb_free(&gs);
     return p;
 }
 
+/* Groups [*built, to) built (compiled) and never launched: no case of
+ * theirs runs. */
+static void cl_build_unrun(int *built, int to, int group)
+{
+    for (; *built < to; ++*built) {
+        cl_program p = cl_build_group(*built, group, "a group of cases not run");
+        if (p)
+            clReleaseProgram(p);
+    }
+}
+
+/* progs: the build without and with KF_ONE_PASS (runopt.one_pass picks;
+ * NULL where not built). */
 static void run_case(tcase *c, cl_program *progs, const kf_rg_sizes *sz, uint64_t seed, const runopt *runs, int nruns)
 {
     int ni = kf_graph_num_inputs(c->g), no = kf_graph_num_outputs(c->g);
@@ -2316,11 +2332,11 @@ int main(void)
             if (!runs_here(c))
                 continue;
             double tc = now();
-            while (built <= i / group) {   /* a group with no case run (if any) is built too */
+            if (i / group >= built) {
+                cl_build_unrun(&built, i / group, group);
                 if (prog)
                     clReleaseProgram(prog);
-                prog = cl_build_group(built, group, built == i / group ? c->name : "a group of cases not run");
-                built++;
+                prog = cl_build_group(built++, group, c->name);
             }
             if (!prog)
                 continue;
@@ -2350,12 +2366,7 @@ int main(void)
         }
         if (prog)
             clReleaseProgram(prog);
-        /* the groups of cases not run: built (compiled), never launched */
-        for (; built * group < ncases; built++) {
-            prog = cl_build_group(built, group, "a group of cases not run");
-            if (prog)
-                clReleaseProgram(prog);
-        }
+        cl_build_unrun(&built, (ncases + group - 1) / group, group);
         if (one_pass)
             clReleaseProgram(one_pass);
         printf("OpenCL build: %.2fs\n", ocl_build_seconds);
