@@ -21,9 +21,10 @@ step kernels
 timeout 60 $k/divcheck
 timeout 60 $k/divcheck_naive | head -3
 step divcheck
-SIZES=20,22,24,26 timeout 200 python3 "$here/probe.py" $k 5 300 2>&1 | grep -v "^W[0-9]"
+SIZES=${SIZES:-20,22,24,26} timeout 200 python3 "$here/probe.py" $k 5 300 2>&1 | grep -v "^W[0-9]"
 step probe
 left=$((${CALL_LIMIT:-575} - ($(date +%s) - t0)))
+[ $left -lt 60 ] && { step "no time left for the suite"; exit 0; }
 (cd build/gpu && timeout $left ctest -V -j 6 -E fuzz > "$OUT/ctest.txt" 2>&1; echo "ctest rc=$?" >> "$OUT/ctest.txt")
 grep -E "tests passed|tests failed|graphs \(corpus|fast_math:|CHECK failed|ctest rc|\*\*\*|NVRTC:|memory_gbps" "$OUT/ctest.txt" | head -40
 step suite
